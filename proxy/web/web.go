@@ -1,0 +1,101 @@
+// Package web holds the HTTP answers that the proxy and the auth flows share:
+// content negotiation (JSON or HTML), RFC 9457 problem objects, the
+// unauthenticated answer chosen by --mode, and the client address behind
+// trusted proxies.
+//
+// Dependencies: standard library only. proxy and authflows both import web;
+// web imports neither.
+package web
+
+import (
+	"encoding/json"
+	"html/template"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// WantsHTML reports whether the answer should be a page rather than JSON: the
+// request is an HTML form post, or its Accept header prefers text/html over
+// JSON (by q-value, not by exact string).
+func WantsHTML(r *http.Request) bool {
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil {
+		if ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data" {
+			return true
+		}
+	}
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return false
+	}
+	htmlQ, jsonQ := -1.0, -1.0
+	for part := range strings.SplitSeq(accept, ",") {
+		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		switch mediaType {
+		case "text/html", "application/xhtml+xml":
+			htmlQ = max(htmlQ, q)
+		case "application/json", "application/problem+json":
+			jsonQ = max(jsonQ, q)
+		}
+	}
+	return htmlQ > 0 && htmlQ > jsonQ
+}
+
+// NoStore marks an answer as not cacheable by browsers or shared caches.
+func NoStore(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+}
+
+// Problem is an RFC 9457 problem object with a stable Code member.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Code   string `json:"code"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// NewProblem returns a problem of type about:blank.
+func NewProblem(status int, code, title string) Problem {
+	return Problem{Type: "about:blank", Title: title, Status: status, Code: code}
+}
+
+// WriteProblem answers p as application/problem+json, or as an HTML error page
+// with the same status when the request wants HTML. The answer is never cached.
+func WriteProblem(w http.ResponseWriter, r *http.Request, p Problem) {
+	h := w.Header()
+	NoStore(h)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if WantsHTML(r) {
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Content-Security-Policy", PageCSP)
+		w.WriteHeader(p.Status)
+		_ = errorPage.Execute(w, p)
+		return
+	}
+	h.Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// PageCSP is the Content-Security-Policy of every page Gatehouse serves: no
+// scripts, styles only from /auth/assets, forms only to itself.
+const PageCSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title><link rel="stylesheet" href="/auth/assets/style.css"></head>
+<body><main class="card"><h1>{{.Title}}</h1>{{if .Detail}}<p>{{.Detail}}</p>{{end}}
+<p class="muted">Error {{.Status}} · {{.Code}}</p><p><a href="/">Back to the start</a></p></main></body></html>
+`))

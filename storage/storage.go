@@ -1,0 +1,203 @@
+// Package storage owns Gatehouse's record types, the sentinel errors every
+// backend returns, and the Store contract that a backend implements.
+//
+// Dependencies: storage imports only the standard library. Backends live in
+// sub-packages (storage/bolt) and import storage; the conformance suite in
+// storage/storagetest runs the same semantics tests against each of them.
+// Consumers (proxy, authflows) declare the small interfaces they need
+// themselves; Store is the union a backend must provide.
+//
+// Secrets never reach a backend in the clear: session ids, reset tokens and
+// OAuth states are stored by their SHA-256 (see Hash).
+package storage
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Backends wrap them with %w; callers test with errors.Is.
+var (
+	// ErrNotFound: no such record, or the record has expired.
+	ErrNotFound = errors.New("storage: not found")
+	// ErrEmailTaken: another user already has this email.
+	ErrEmailTaken = errors.New("storage: email already in use")
+	// ErrIdentityInUse: the provider account is linked to another user.
+	ErrIdentityInUse = errors.New("storage: identity linked to another user")
+	// ErrNotLinked: the user has no identity of that provider.
+	ErrNotLinked = errors.New("storage: identity not linked")
+	// ErrLastLoginMethod: removing the identity would leave the user no way to sign in.
+	ErrLastLoginMethod = errors.New("storage: last login method")
+	// ErrLocked: the database file is held by another process.
+	ErrLocked = errors.New("storage: database is locked by another process")
+)
+
+// HashSize is the length of a SHA-256 digest.
+const HashSize = sha256.Size
+
+// Hash is the SHA-256 of a secret (session id, reset token, OAuth state).
+// Only hashes are stored, so a copy of the database signs nobody in.
+type Hash [HashSize]byte
+
+// HashSecret returns the SHA-256 of a secret as it travels on the wire.
+func HashSecret(secret string) Hash { return sha256.Sum256([]byte(secret)) }
+
+// NormalizeEmail is the one form in which emails are compared and stored:
+// trimmed and lower-cased.
+func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// User is an account. PasswordHash is an argon2id PHC string, or empty for an
+// account that signs in only through a linked provider.
+type User struct {
+	ID           string // 32 lowercase hex characters, random
+	Email        string // normalized (NormalizeEmail)
+	PasswordHash string
+	CreatedAt    time.Time
+}
+
+// Identity is a provider account linked to a user, keyed by Provider and the
+// provider's stable user id (Google "sub", GitHub numeric "id").
+type Identity struct {
+	Provider  string // "google" or "github"
+	Subject   string
+	Email     string // the provider's verified email at link time, may be empty
+	UserID    string
+	CreatedAt time.Time
+}
+
+// Session is a signed-in browser. The raw session id lives only in the cookie;
+// the record is keyed by its hash. Email is copied from the user so that the
+// per-request lookup is one read.
+type Session struct {
+	IDHash    Hash
+	UserID    string
+	Email     string
+	CreatedAt time.Time
+	ExpiresAt time.Time // absolute lifetime
+	LastSeen  time.Time // written at most once a minute (see TouchSessions)
+}
+
+// ResetToken is a pending password reset, keyed by the hash of the mailed token.
+type ResetToken struct {
+	Hash      Hash
+	UserID    string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// OAuth flow purposes.
+const (
+	PurposeLogin = "login"
+	PurposeLink  = "link"
+)
+
+// OAuthFlow is an authorization request in progress, keyed by the hash of the
+// OAuth state. It is kept in the store, not in memory, so it survives a
+// restart and could complete on another replica.
+type OAuthFlow struct {
+	StateHash   Hash
+	Provider    string
+	Purpose     string // PurposeLogin or PurposeLink
+	Verifier    string // PKCE code verifier
+	Nonce       string // OIDC nonce (Google)
+	Redirect    string // validated local path to return to
+	BrowserHash Hash   // hash of the transaction cookie that binds the flow to a browser
+	SessionHash Hash   // link only: the session that started the flow
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
+// Mail is a queued outgoing message. It is deleted once delivered.
+type Mail struct {
+	ID          uint64 // assigned by EnqueueMail / IssueResetToken
+	To          string
+	Subject     string
+	Text        string
+	HTML        string
+	Attempts    int
+	NextAttempt time.Time
+	CreatedAt   time.Time
+}
+
+// Store is everything a backend provides. Every method is atomic on its own.
+type Store interface {
+	// Users.
+	CreateUser(ctx context.Context, u User) error // ErrEmailTaken
+	UserByID(ctx context.Context, id string) (User, error)
+	UserByEmail(ctx context.Context, email string) (User, error) // email is normalized by the store
+	ListUsers(ctx context.Context) ([]User, error)
+	SetPasswordHash(ctx context.Context, userID, hash string) error
+
+	// Identities.
+	// CreateUserWithIdentity creates a user and links the identity to it in one step:
+	// ErrEmailTaken or ErrIdentityInUse and nothing is written.
+	CreateUserWithIdentity(ctx context.Context, u User, id Identity) error
+	UserByIdentity(ctx context.Context, provider, subject string) (User, error)
+	IdentitiesOfUser(ctx context.Context, userID string) ([]Identity, error)
+	// LinkIdentity attaches id to id.UserID. Already linked to that user: nil,
+	// nothing changes. Linked to another user: ErrIdentityInUse.
+	LinkIdentity(ctx context.Context, id Identity) error
+	// UnlinkIdentity detaches the user's identity of provider: ErrNotLinked, or
+	// ErrLastLoginMethod when the user has no password and no other identity.
+	UnlinkIdentity(ctx context.Context, userID, provider string) error
+
+	// Sessions.
+	CreateSession(ctx context.Context, s Session) error
+	// Session returns the record for idHash, ErrNotFound if there is none.
+	// Expiry is the caller's decision; the lookup writes nothing.
+	Session(ctx context.Context, idHash Hash) (Session, error)
+	DeleteSession(ctx context.Context, idHash Hash) error
+	// DeleteUserSessions deletes every session of the user and reports how many.
+	DeleteUserSessions(ctx context.Context, userID string) (int, error)
+	// TouchSessions sets LastSeen of the given sessions; unknown ones are skipped.
+	TouchSessions(ctx context.Context, lastSeen map[Hash]time.Time) error
+	// DeleteExpiredSessions deletes sessions past ExpiresAt, or idle since
+	// LastSeen for longer than idle (0: no idle limit), and reports how many.
+	DeleteExpiredSessions(ctx context.Context, now time.Time, idle time.Duration) (int, error)
+
+	// Password reset.
+	// IssueResetToken stores t, voids every older token of t.UserID and queues
+	// m (the mail carrying the token), in one transaction.
+	IssueResetToken(ctx context.Context, t ResetToken, m Mail) error
+	// ResetTokenUser returns the user of a valid token (known, unused, not
+	// expired at now) without consuming it; otherwise ErrNotFound.
+	ResetTokenUser(ctx context.Context, tokenHash Hash, now time.Time) (User, error)
+	// CompleteReset, in one transaction: checks the token as ResetTokenUser
+	// does (ErrNotFound), consumes it, sets the password hash, voids every
+	// other token of the user, deletes every session of the user and queues
+	// notice (skipped when notice.To is empty). It returns the user and the
+	// number of sessions deleted.
+	CompleteReset(ctx context.Context, tokenHash Hash, now time.Time, passwordHash string, notice Mail) (User, int, error)
+	DeleteExpiredResetTokens(ctx context.Context, now time.Time) (int, error)
+
+	// OAuth flows.
+	CreateOAuthFlow(ctx context.Context, f OAuthFlow) error
+	// TakeOAuthFlow deletes and returns the flow: single use. Missing or
+	// expired at now: ErrNotFound (an expired one is deleted too).
+	TakeOAuthFlow(ctx context.Context, stateHash Hash, now time.Time) (OAuthFlow, error)
+	DeleteExpiredOAuthFlows(ctx context.Context, now time.Time) (int, error)
+
+	// Mail queue.
+	EnqueueMail(ctx context.Context, m Mail) (uint64, error)
+	// DueMail returns up to limit messages whose NextAttempt is not after now, oldest first.
+	DueMail(ctx context.Context, now time.Time, limit int) ([]Mail, error)
+	DeleteMail(ctx context.Context, id uint64) error
+	// RescheduleMail records a failed attempt: Attempts+1 and a new NextAttempt.
+	RescheduleMail(ctx context.Context, id uint64, next time.Time) error
+
+	// Ping reports whether the store can be read (readiness).
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Active reports whether the session still authenticates at now: before its
+// absolute expiry and, when idle > 0, seen within the last idle period.
+func (s Session) Active(now time.Time, idle time.Duration) bool {
+	if !now.Before(s.ExpiresAt) {
+		return false
+	}
+	return idle <= 0 || now.Sub(s.LastSeen) < idle
+}
