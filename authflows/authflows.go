@@ -1,0 +1,195 @@
+// Package authflows answers everything under /auth/: password login and
+// logout, password reset (forgot, reset), OAuth login, linking and callback,
+// and the pages of those flows.
+//
+// Dependencies: authflows → storage (records, errors), proxy/web (problem
+// answers, the --mode answer, client IP). It never imports proxy itself; the
+// proxy hands /auth/ requests to Handler as a plain http.Handler. The store
+// interface it needs (Store) is declared here.
+package authflows
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// Store is what the flows need of the storage backend.
+type Store interface {
+	storage.Store
+}
+
+// MaxBodyBytes caps every request body under /auth/ (PX6).
+const MaxBodyBytes = 16 << 10
+
+// Config holds the settings and the dependencies of the flows.
+type Config struct {
+	BaseURL           *url.URL // the only source of absolute URLs
+	CookieName        string
+	CookieSecure      bool
+	SessionTTL        time.Duration
+	SessionIdleTTL    time.Duration
+	ResetTokenTTL     time.Duration
+	PasswordMinLength int
+	HSTS              bool // send Strict-Transport-Security (Gatehouse terminates TLS)
+
+	Hash HashParams // argon2id cost; production uses DefaultHashParams
+
+	Providers []ProviderConfig // configured OAuth providers
+
+	// MailTemplates is a directory whose files override the embedded mail templates.
+	MailTemplates string
+	// MailFrom is the From address of every message.
+	MailFrom string
+	// WakeMailer is called after mail was queued so that delivery starts at once.
+	WakeMailer func()
+
+	Store      Store
+	Denier     web.Denier                     // answers link requests without a session, per --mode
+	ClientIP   func(*http.Request) netip.Addr // client address behind trusted proxies
+	Clock      func() time.Time
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// Handler serves /auth/. Build it with New.
+type Handler struct {
+	cfg     Config
+	store   Store
+	log     *slog.Logger
+	now     func() time.Time
+	mux     *http.ServeMux
+	handler http.Handler
+	hasher  *Hasher
+	limits  *limits
+	metrics *metrics
+	pages   *pages
+	oauth   map[string]*provider
+	mails   *mailTemplates
+}
+
+// New checks cfg and builds the handler.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Store == nil || cfg.BaseURL == nil || cfg.CookieName == "" {
+		return nil, errors.New("authflows: Store, BaseURL and CookieName are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ClientIP == nil {
+		var none web.TrustedProxies
+		cfg.ClientIP = none.ClientIP
+	}
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry()
+	}
+	if cfg.WakeMailer == nil {
+		cfg.WakeMailer = func() {}
+	}
+	if cfg.Hash == (HashParams{}) {
+		cfg.Hash = DefaultHashParams
+	}
+	h := &Handler{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Clock, mux: http.NewServeMux()}
+	var err error
+	if h.metrics, err = newMetrics(cfg.Registerer); err != nil {
+		return nil, err
+	}
+	if h.pages, err = loadPages(); err != nil {
+		return nil, err
+	}
+	if h.mails, err = loadMailTemplates(cfg.MailTemplates); err != nil {
+		return nil, err
+	}
+	if h.oauth, err = newProviders(cfg.Providers); err != nil {
+		return nil, err
+	}
+	h.hasher = NewHasher(cfg.Hash)
+	h.limits = newLimits(cfg.Clock)
+	h.routes()
+	h.handler = h.middleware(h.mux)
+	return h, nil
+}
+
+// routes registers every endpoint of the contract; one file per flow.
+func (h *Handler) routes() {
+	m := h.mux
+	m.HandleFunc("GET /auth/assets/style.css", h.serveStyle)
+
+	m.HandleFunc("GET /auth/login", h.loginPage)
+	m.HandleFunc("POST /auth/login", h.login)
+	m.HandleFunc("POST /auth/logout", h.logout)
+	m.HandleFunc("GET /auth/me", h.me)
+
+	m.HandleFunc("GET /auth/forgot", h.forgotPage)
+	m.HandleFunc("POST /auth/forgot", h.forgot)
+	m.HandleFunc("GET /auth/reset", h.resetPage)
+	m.HandleFunc("POST /auth/reset", h.reset)
+
+	m.HandleFunc("GET /auth/login/{provider}", h.oauthLogin)
+	m.HandleFunc("GET /auth/link/{provider}", h.oauthLink)
+	m.HandleFunc("DELETE /auth/link/{provider}", h.unlink)
+	m.HandleFunc("POST /auth/unlink/{provider}", h.unlink) // the account page's form
+	m.HandleFunc("GET /auth/callback/{provider}", h.callback)
+	m.HandleFunc("GET /auth/account", h.account)
+
+	m.HandleFunc("/auth/", h.notFound)
+}
+
+// ServeHTTP answers a request under /auth/.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.handler.ServeHTTP(w, r) }
+
+// middleware applies what holds for every /auth/ answer: never cached, body
+// capped, cross-origin form posts refused, HSTS when Gatehouse serves HTTPS.
+func (h *Handler) middleware(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.event(r, "cross_origin_refused", slog.String("path", r.URL.Path))
+		web.WriteProblem(w, r, web.NewProblem(http.StatusForbidden, "cross_origin", "Cross-origin request refused"))
+	}))
+	protected := cop.Handler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr := w.Header()
+		web.NoStore(hdr)
+		hdr.Set("X-Content-Type-Options", "nosniff")
+		hdr.Set("X-Frame-Options", "DENY")
+		hdr.Set("Referrer-Policy", "no-referrer")
+		if h.cfg.HSTS {
+			hdr.Set("Strict-Transport-Security", "max-age=31536000")
+		}
+		if r.ContentLength > MaxBodyBytes {
+			web.WriteProblem(w, r, errBodyTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		protected.ServeHTTP(w, r)
+	})
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	web.WriteProblem(w, r, web.NewProblem(http.StatusNotFound, "not_found", "Not found"))
+}
+
+// event writes one structured event line (LG2): the event name, the client IP
+// and request id, plus attrs. Callers never pass secrets.
+func (h *Handler) event(r *http.Request, name string, attrs ...slog.Attr) {
+	base := []slog.Attr{slog.String("event", name), slog.String("client_ip", h.cfg.ClientIP(r).String())}
+	if id := r.Header.Get("X-Request-Id"); id != "" {
+		base = append(base, slog.String("request_id", id))
+	}
+	h.log.LogAttrs(r.Context(), slog.LevelInfo, "auth event", append(base, attrs...)...)
+}
+
+// context-free helper for background work that must outlive the request.
+func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

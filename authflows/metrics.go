@@ -1,0 +1,38 @@
+package authflows
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the counters of the flows, registered on Config.Registerer.
+type metrics struct {
+	logins      *prometheus.CounterVec // result: ok, failed, throttled, busy
+	forgot      *prometheus.CounterVec // result: mailed, unknown, throttled
+	resets      *prometheus.CounterVec // result: ok, invalid_token, weak_password, throttled
+	oauth       *prometheus.CounterVec // provider, result: login, user_created, linked, unlinked, state_failed, error
+	revocations prometheus.Counter     // sessions revoked by resets
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatehouse_logins_total", Help: "Password sign-in attempts by result.",
+		}, []string{"result"}),
+		forgot: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatehouse_forgot_requests_total", Help: "Password reset requests by result.",
+		}, []string{"result"}),
+		resets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatehouse_password_resets_total", Help: "Password reset completions by result.",
+		}, []string{"result"}),
+		oauth: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatehouse_oauth_events_total", Help: "OAuth sign-in and linking events by provider and result.",
+		}, []string{"provider", "result"}),
+		revocations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gatehouse_sessions_revoked_total", Help: "Sessions deleted by password resets.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.logins, m.forgot, m.resets, m.oauth, m.revocations} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,159 @@
+package authflows
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/argon2"
+	"golang.org/x/text/unicode/norm"
+)
+
+// HashParams is the argon2id cost.
+type HashParams struct {
+	Memory  uint32 // KiB
+	Time    uint32 // passes
+	Threads uint8
+}
+
+// DefaultHashParams are OWASP's argon2id parameters (PW1).
+var DefaultHashParams = HashParams{Memory: 19456, Time: 2, Threads: 1}
+
+const (
+	saltLen = 16
+	keyLen  = 32
+	// MaxPasswordLength bounds a password in code points (PW2, DS2).
+	MaxPasswordLength = 1024
+	// hashWait is how long a request waits for a free hashing slot before
+	// it is answered 503 (PW5).
+	hashWait = 2 * time.Second
+)
+
+// ErrBusy: every hashing slot stayed taken for hashWait.
+var ErrBusy = errors.New("password hashing at capacity")
+
+// Hasher hashes and verifies argon2id PHC strings. At most half the CPUs
+// (at least one) hash at once, so a flood of sign-ins leaves the proxy a core
+// and memory stays bounded at slots × Memory.
+type Hasher struct {
+	params HashParams
+	slots  chan struct{}
+	dummy  string // a hash of nothing, verified for unknown accounts (PW4)
+}
+
+// NewHasher returns a hasher using p for new hashes.
+func NewHasher(p HashParams) *Hasher {
+	h := &Hasher{params: p, slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+	h.dummy = h.encode(make([]byte, saltLen), argon2.IDKey([]byte("gatehouse-dummy"), make([]byte, saltLen), p.Time, p.Memory, p.Threads, keyLen), p)
+	return h
+}
+
+func (h *Hasher) acquire(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, hashWait)
+	defer cancel()
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ErrBusy
+	}
+}
+
+func (h *Hasher) release() { <-h.slots }
+
+// Hash returns the PHC string of password (already NFKC, see normalizePassword).
+func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
+	if err := h.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer h.release()
+	salt := make([]byte, saltLen)
+	_, _ = rand.Read(salt)
+	p := h.params
+	return h.encode(salt, argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, keyLen), p), nil
+}
+
+// Verify compares password with a PHC string in constant time. An empty phc
+// (no password set) is verified against a dummy hash so that the answer takes
+// as long as a real one and is false. needsRehash is true when phc used other
+// parameters than the current ones.
+func (h *Hasher) Verify(ctx context.Context, phc, password string) (ok, needsRehash bool, err error) {
+	real := phc != ""
+	if !real {
+		phc = h.dummy
+	}
+	p, salt, want, err := decodePHC(phc)
+	if err != nil {
+		return false, false, err
+	}
+	if err := h.acquire(ctx); err != nil {
+		return false, false, err
+	}
+	got := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, uint32(len(want)))
+	h.release()
+	ok = subtle.ConstantTimeCompare(got, want) == 1 && real
+	return ok, ok && p != h.params, nil
+}
+
+func (h *Hasher) encode(salt, key []byte, p HashParams) string {
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Time, p.Threads, b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// decodePHC parses "$argon2id$v=19$m=…,t=…,p=…$salt$hash".
+func decodePHC(phc string) (p HashParams, salt, key []byte, err error) {
+	parts := strings.Split(phc, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return p, nil, nil, errors.New("not an argon2id PHC string")
+	}
+	var version int
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return p, nil, nil, errors.New("unsupported argon2 version")
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &p.Memory, &p.Time, &p.Threads); err != nil {
+		return p, nil, nil, errors.New("bad argon2 parameters")
+	}
+	b64 := base64.RawStdEncoding
+	if salt, err = b64.DecodeString(parts[4]); err != nil {
+		return p, nil, nil, errors.New("bad argon2 salt")
+	}
+	if key, err = b64.DecodeString(parts[5]); err != nil || len(key) == 0 {
+		return p, nil, nil, errors.New("bad argon2 hash")
+	}
+	return p, salt, key, nil
+}
+
+// normalizePassword is the one form in which passwords are measured and hashed: NFKC.
+func normalizePassword(password string) string { return norm.NFKC.String(password) }
+
+// weakPassword says why a password is refused; the message is shown to the user.
+type weakPassword struct{ reason string }
+
+func (w weakPassword) Error() string { return w.reason }
+
+// checkPassword applies the password rules to an NFKC-normalized password
+// (PW2, PW3): minLen to MaxPasswordLength code points, not a common password,
+// not the account's email. No composition rules.
+func checkPassword(password, email string, minLen int) error {
+	n := 0
+	for range password {
+		n++
+	}
+	switch {
+	case n < minLen:
+		return weakPassword{fmt.Sprintf("Use at least %d characters.", minLen)}
+	case n > MaxPasswordLength:
+		return weakPassword{fmt.Sprintf("Use at most %d characters.", MaxPasswordLength)}
+	case strings.EqualFold(strings.TrimSpace(password), strings.TrimSpace(email)):
+		return weakPassword{"Your password must not be your email address."}
+	case isCommonPassword(password):
+		return weakPassword{"This password is too common; choose another."}
+	}
+	return nil
+}

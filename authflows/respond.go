@@ -1,0 +1,112 @@
+package authflows
+
+import (
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+)
+
+// Problems shared by several flows; each flow file declares its own others.
+var (
+	errBodyTooLarge     = web.NewProblem(http.StatusRequestEntityTooLarge, "body_too_large", "Request body too large")
+	errInvalidRequest   = web.NewProblem(http.StatusBadRequest, "invalid_request", "Malformed request")
+	errRateLimited      = web.NewProblem(http.StatusTooManyRequests, "rate_limited", "Too many attempts, try again later")
+	errBusy             = web.NewProblem(http.StatusServiceUnavailable, "busy", "Too many sign-ins at once, try again shortly")
+	errInternal         = web.NewProblem(http.StatusInternalServerError, "internal_error", "Something went wrong on our side")
+	errUnauthenticated  = web.Unauthenticated
+	errStoreUnavailable = web.NewProblem(http.StatusServiceUnavailable, "store_unavailable", "Service temporarily unavailable")
+)
+
+// inputError is a request body that cannot be read; it maps to a problem.
+type inputError struct{ problem web.Problem }
+
+func (e inputError) Error() string { return e.problem.Code }
+
+// readInput reads the named string fields from a JSON object or a form body.
+// Each field must be absent or exactly one string (FG3: arrays, objects,
+// numbers and repeated form values are refused); absent fields are "".
+func readInput(r *http.Request, fields ...string) (map[string]string, error) {
+	out := make(map[string]string, len(fields))
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/x-www-form-urlencoded", "multipart/form-data":
+		if err := r.ParseMultipartForm(MaxBodyBytes); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+			return nil, bodyError(err)
+		}
+		for _, f := range fields {
+			switch v := r.PostForm[f]; len(v) {
+			case 0:
+			case 1:
+				out[f] = v[0]
+			default:
+				return nil, inputError{errInvalidRequest}
+			}
+		}
+		return out, nil
+	case "application/json", "":
+		var raw map[string]json.RawMessage
+		dec := json.NewDecoder(r.Body)
+		if err := dec.Decode(&raw); err != nil {
+			return nil, bodyError(err)
+		}
+		if dec.More() {
+			return nil, inputError{errInvalidRequest}
+		}
+		for _, f := range fields {
+			v, ok := raw[f]
+			if !ok {
+				continue
+			}
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, inputError{errInvalidRequest}
+			}
+			out[f] = s
+		}
+		return out, nil
+	default:
+		return nil, inputError{web.NewProblem(http.StatusUnsupportedMediaType, "unsupported_media_type", "Send JSON or a form")}
+	}
+}
+
+func bodyError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return inputError{errBodyTooLarge}
+	}
+	return inputError{errInvalidRequest}
+}
+
+// problemFor maps an error to the answer: input errors to their problem,
+// anything else to 500 (logged by the caller).
+func problemFor(err error) web.Problem {
+	var in inputError
+	if errors.As(err, &in) {
+		return in.problem
+	}
+	return errInternal
+}
+
+// writeJSON answers v as JSON with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// seeOther ends a form flow with a 303 to a local path.
+func seeOther(w http.ResponseWriter, r *http.Request, path string) {
+	http.Redirect(w, r, path, http.StatusSeeOther)
+}
+
+// fail answers err: input problems as such, anything else as a logged 500.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemFor(err)
+	if p.Status >= 500 {
+		h.log.ErrorContext(r.Context(), "auth request failed", "path", r.URL.Path, "err", err)
+	}
+	web.WriteProblem(w, r, p)
+}

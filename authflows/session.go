@@ -1,0 +1,94 @@
+package authflows
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// newSecret returns 256 random bits, URL-safe base64 without padding: the
+// form of session ids, reset tokens, OAuth states and PKCE verifiers.
+func newSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// startSession creates a new session for u with a fresh id (SS4: whatever
+// cookie the browser brought is never promoted) and sets the cookie.
+func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage.User) error {
+	sessionID := newSecret()
+	now := h.now()
+	s := storage.Session{
+		IDHash:    storage.HashSecret(sessionID),
+		UserID:    u.ID,
+		Email:     u.Email,
+		CreatedAt: now,
+		ExpiresAt: now.Add(h.cfg.SessionTTL),
+		LastSeen:  now,
+	}
+	if err := h.store.CreateSession(r.Context(), s); err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	if old, ok := h.sessionCookie(r); ok {
+		// The browser's previous session is replaced, not kept alongside.
+		_ = h.store.DeleteSession(r.Context(), storage.HashSecret(old))
+	}
+	http.SetCookie(w, h.cookie(sessionID, int(h.cfg.SessionTTL.Seconds())))
+	return nil
+}
+
+// cookie is the session cookie (SS2): HttpOnly, SameSite=Lax, Path=/, Secure
+// per flag, Max-Age no longer than the absolute lifetime; maxAge < 0 expires it.
+func (h *Handler) cookie(value string, maxAge int) *http.Cookie {
+	return &http.Cookie{
+		Name:     h.cfg.CookieName,
+		Value:    value,
+		Path:     "/",
+		MaxAge:   maxAge,
+		HttpOnly: true,
+		Secure:   h.cfg.CookieSecure,
+		SameSite: http.SameSiteLaxMode,
+	}
+}
+
+// expireCookie tells the browser to drop the session cookie.
+func (h *Handler) expireCookie(w http.ResponseWriter) {
+	http.SetCookie(w, h.cookie("", -1))
+}
+
+// sessionCookie reads the session id, only ever from the Cookie header (SS7).
+func (h *Handler) sessionCookie(r *http.Request) (string, bool) {
+	c, err := r.Cookie(h.cfg.CookieName)
+	if err != nil || c.Value == "" {
+		return "", false
+	}
+	return c.Value, true
+}
+
+// errNoSession: the request carries no active session.
+var errNoSession = errors.New("no active session")
+
+// currentSession returns the request's active session. A store failure is
+// returned as such (fail closed), a missing or expired one as errNoSession.
+func (h *Handler) currentSession(r *http.Request) (storage.Session, error) {
+	id, ok := h.sessionCookie(r)
+	if !ok {
+		return storage.Session{}, errNoSession
+	}
+	s, err := h.store.Session(r.Context(), storage.HashSecret(id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return storage.Session{}, errNoSession
+	}
+	if err != nil {
+		return storage.Session{}, err
+	}
+	if !s.Active(h.now(), h.cfg.SessionIdleTTL) {
+		return storage.Session{}, errNoSession
+	}
+	return s, nil
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+)
+
+// Config is everything the command line and the environment decide.
+type Config struct {
+	Listen          string
+	Upstream        *url.URL
+	UpstreamTimeout time.Duration
+	BaseURL         *url.URL
+	DB              string
+	Mode            web.Mode
+	PublicPaths     []string
+	AdminListen     string
+	ShutdownTimeout time.Duration
+
+	CookieName        string
+	CookieSecure      bool
+	SessionTTL        time.Duration
+	SessionIdleTTL    time.Duration
+	ResetTokenTTL     time.Duration
+	PasswordMinLength int
+
+	SMTP          SMTPConfig
+	MailDir       string
+	MailTemplates string
+
+	Google OAuthConfig
+	GitHub OAuthConfig
+
+	TLS TLSConfig
+
+	TrustedProxies web.TrustedProxies
+	LogFormat      string
+	LogLevel       string
+
+	// Argon2Memory and Argon2Time are the argon2id cost (KiB, passes). Not
+	// flags: production always uses the OWASP parameters; tests lower them.
+	Argon2Memory uint32
+	Argon2Time   uint32
+}
+
+// SMTPConfig is the mail relay; an empty Addr means mail goes to files.
+type SMTPConfig struct {
+	Addr, Username, Password, TLS, From string
+}
+
+// OAuthConfig is one provider's registration and endpoints. A provider is
+// enabled when ClientID is set.
+type OAuthConfig struct {
+	ClientID, ClientSecret, RedirectURL string
+	AuthURL, TokenURL                   string
+	UserinfoURL                         string // Google
+	APIURL                              string // GitHub
+}
+
+// TLSConfig is how Gatehouse terminates TLS, if at all.
+type TLSConfig struct {
+	Domains    []string // automatic HTTPS (ACME) for exactly these names
+	Email      string
+	CA         string // ACME directory URL
+	CARoot     string // PEM file of an extra root to trust for the ACME server
+	Storage    string
+	HTTPListen string
+	CertFile   string
+	KeyFile    string
+}
+
+// Enabled reports whether Gatehouse terminates TLS itself.
+func (t TLSConfig) Enabled() bool { return len(t.Domains) > 0 || t.CertFile != "" }
+
+// The defaults of production argon2id (OWASP: m=19 MiB, t=2, p=1).
+const (
+	defaultArgon2Memory = 19456
+	defaultArgon2Time   = 2
+)
+
+// flagError is a bad flag value: one line naming the flag.
+func flagError(flag string, format string, args ...any) error {
+	return fmt.Errorf("invalid --%s: %s", flag, fmt.Sprintf(format, args...))
+}
+
+// envName is the environment variable that can set a flag.
+func envName(flag string) string {
+	return "GATEHOUSE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// applyEnv sets every flag not given on the command line from its
+// GATEHOUSE_* variable. Repeatable flags take a comma-separated list.
+func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" {
+			return
+		}
+		if v := getenv(envName(f.Name)); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = flagError(f.Name, "from %s: %v", envName(f.Name), e)
+			}
+		}
+	})
+	return err
+}
+
+// secretFromFile fills *dst from the file named by the --NAME-file flag, when set.
+func secretFromFile(fs *pflag.FlagSet, name string, dst *string) error {
+	path, _ := fs.GetString(name + "-file")
+	if path == "" {
+		return nil
+	}
+	if *dst != "" {
+		return flagError(name+"-file", "give the secret either as --%s or as --%s-file, not both", name, name)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return flagError(name+"-file", "%v", err)
+	}
+	*dst = strings.TrimRight(string(b), "\r\n")
+	return nil
+}
+
+// parseURL checks an absolute http(s) URL.
+func parseURL(flag, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, flagError(flag, "%q is not a URL", raw)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, flagError(flag, "%q needs an http:// or https:// scheme", raw)
+	}
+	if u.Host == "" {
+		return nil, flagError(flag, "%q has no host", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, flagError(flag, "%q must not carry a query, fragment or user info", raw)
+	}
+	return u, nil
+}
+
+func checkDuration(flag string, d time.Duration, allowZero bool) error {
+	if d < 0 || d == 0 && !allowZero {
+		return flagError(flag, "%v must be positive", d)
+	}
+	return nil
+}
+
+func checkListen(flag, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return flagError(flag, "%q is not host:port", addr)
+	}
+	return nil
+}
+
+// defaultTLSStorage is the certificate folder beside the bbolt file.
+func defaultTLSStorage(db string) string {
+	return filepath.Join(filepath.Dir(db), "gatehouse-certs")
+}
+
+var errHelp = errors.New("help requested")

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+)
+
+// rawFlags are the flag values before validation.
+type rawFlags struct {
+	upstream, baseURL, mode string
+	trusted                 []string
+	cfg                     Config
+}
+
+// serveFlags declares every flag of the server on a new FlagSet.
+func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
+	fs := pflag.NewFlagSet("gatehouse", pflag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.SortFlags = false
+	r := &rawFlags{}
+	c := &r.cfg
+	fs.StringVar(&c.Listen, "listen", ":8080", "address the proxy listens on")
+	fs.StringVar(&r.upstream, "upstream", "", "URL of the protected app, e.g. http://127.0.0.1:3000 (required)")
+	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", 60*time.Second, "how long to wait for the upstream's response headers before answering 504")
+	fs.StringVar(&r.baseURL, "base-url", "", "public URL users see, the only source of absolute URLs (default http://localhost:8080, or https://<first --tls-domain>)")
+	dbFlag(fs, &c.DB)
+	fs.StringVar(&r.mode, "mode", "redirect", "what an unauthenticated request to a protected path gets: redirect (GET/HEAD to the sign-in page, other methods 401) or 401")
+	fs.StringSliceVar(&c.PublicPaths, "public-path", nil, "path served without a session, matched at a segment boundary (repeatable)")
+	fs.StringVar(&c.AdminListen, "admin-listen", "127.0.0.1:9090", "address of /healthz, /readyz and /metrics; empty disables")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 25*time.Second, "how long SIGTERM waits for in-flight requests before closing")
+	fs.StringVar(&c.CookieName, "cookie-name", "gatehouse_session", "name of the session cookie")
+	fs.BoolVar(&c.CookieSecure, "cookie-secure", false, "set the Secure attribute on cookies (default true when --base-url is https)")
+	fs.DurationVar(&c.SessionTTL, "session-ttl", 168*time.Hour, "absolute session lifetime")
+	fs.DurationVar(&c.SessionIdleTTL, "session-idle-ttl", 24*time.Hour, "idle timeout of a session; 0 disables")
+	fs.DurationVar(&c.ResetTokenTTL, "reset-token-ttl", 30*time.Minute, "lifetime of a password reset token")
+	passwordFlag(fs, &c.PasswordMinLength)
+	fs.StringVar(&c.SMTP.Addr, "smtp-addr", "", "host:port of the mail relay; when empty, mail is written to --mail-dir")
+	fs.StringVar(&c.SMTP.Username, "smtp-username", "", "SMTP AUTH user name")
+	fs.StringVar(&c.SMTP.Password, "smtp-password", "", "SMTP AUTH password (or --smtp-password-file)")
+	fs.String("smtp-password-file", "", "file holding the SMTP AUTH password")
+	fs.StringVar(&c.SMTP.TLS, "smtp-tls", "starttls", "SMTP transport security: starttls, tls or none")
+	fs.StringVar(&c.SMTP.From, "smtp-from", "", "From address (default gatehouse@<base-url host>; required with --smtp-addr when that host is an IP address)")
+	fs.StringVar(&c.MailDir, "mail-dir", "mail", "without --smtp-addr, each message is written here as an RFC 5322 .eml file")
+	fs.StringVar(&c.MailTemplates, "mail-templates", "", "directory of mail templates overriding the embedded ones")
+	oauthFlags(fs, "google", "Google", &c.Google)
+	fs.StringVar(&c.Google.UserinfoURL, "google-userinfo-url", "https://openidconnect.googleapis.com/v1/userinfo", "Google userinfo endpoint")
+	oauthFlags(fs, "github", "GitHub", &c.GitHub)
+	fs.StringVar(&c.GitHub.APIURL, "github-api-url", "https://api.github.com", "base URL of the GitHub API (GET /user, GET /user/emails)")
+	fs.StringSliceVar(&c.TLS.Domains, "tls-domain", nil, "domain to obtain a certificate for by ACME; turns on automatic HTTPS (repeatable)")
+	fs.StringVar(&c.TLS.Email, "tls-email", "", "ACME account email")
+	fs.StringVar(&c.TLS.CA, "acme-ca", "https://acme-v02.api.letsencrypt.org/directory", "ACME directory URL")
+	fs.StringVar(&c.TLS.CARoot, "acme-ca-root", "", "PEM file of an extra root CA to trust for the ACME server")
+	fs.StringVar(&c.TLS.Storage, "tls-storage", "", "directory for certificates and ACME account (default: gatehouse-certs beside --db)")
+	fs.StringVar(&c.TLS.HTTPListen, "http-listen", "", "plain-HTTP listener answering ACME HTTP-01 challenges and redirecting the rest to HTTPS (default :80 with --tls-domain)")
+	fs.StringVar(&c.TLS.CertFile, "tls-cert", "", "static certificate PEM file instead of ACME (reloaded when it changes)")
+	fs.StringVar(&c.TLS.KeyFile, "tls-key", "", "private key PEM file of --tls-cert")
+	fs.StringSliceVar(&r.trusted, "trusted-proxies", nil, "CIDRs whose X-Forwarded-For is believed for the client IP (repeatable)")
+	logFlags(fs, &c.LogFormat, &c.LogLevel)
+	return fs, r
+}
+
+func dbFlag(fs *pflag.FlagSet, db *string) {
+	fs.StringVar(db, "db", "gatehouse.db", "bbolt database file")
+}
+
+func passwordFlag(fs *pflag.FlagSet, n *int) {
+	fs.IntVar(n, "password-min-length", 12, "minimum password length in characters (Unicode code points after NFKC)")
+}
+
+func logFlags(fs *pflag.FlagSet, format, level *string) {
+	fs.StringVar(format, "log-format", "text", "log format: text or json")
+	fs.StringVar(level, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+func oauthFlags(fs *pflag.FlagSet, name, title string, c *OAuthConfig) {
+	authURL, tokenURL := "https://accounts.google.com/o/oauth2/v2/auth", "https://oauth2.googleapis.com/token"
+	if name == "github" {
+		authURL, tokenURL = "https://github.com/login/oauth/authorize", "https://github.com/login/oauth/access_token"
+	}
+	fs.StringVar(&c.ClientID, name+"-client-id", "", title+" OAuth client id; enables "+title+" sign-in and linking")
+	fs.StringVar(&c.ClientSecret, name+"-client-secret", "", title+" OAuth client secret (or --"+name+"-client-secret-file)")
+	fs.String(name+"-client-secret-file", "", "file holding the "+title+" OAuth client secret")
+	fs.StringVar(&c.RedirectURL, name+"-redirect-url", "", "callback registered with "+title+"; must equal {base-url}/auth/callback/"+name)
+	fs.StringVar(&c.AuthURL, name+"-auth-url", authURL, title+" authorization endpoint")
+	fs.StringVar(&c.TokenURL, name+"-token-url", tokenURL, title+" token endpoint")
+}
+
+// usage prints the help text of the server command.
+func usage(out io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprintf(out, `gatehouse: an authenticating reverse proxy in front of one web app.
+
+Usage:
+  gatehouse --upstream URL [flags]
+  gatehouse users add --email E --password-stdin [--db F]
+  gatehouse users list [--db F]
+  gatehouse users revoke-sessions --email E [--db F]
+  gatehouse version
+
+Every flag can also be set from the environment as GATEHOUSE_<FLAG> in upper
+snake case (--smtp-addr => GATEHOUSE_SMTP_ADDR); the command line wins, and
+repeatable flags take a comma-separated list there.
+
+Flags:
+%s`, fs.FlagUsages())
+}
+
+// parseServe turns the command line and environment into a checked Config.
+// Every error is one line naming the flag.
+func parseServe(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	fs, r := serveFlags(out)
+	fs.Usage = func() { usage(out, fs) }
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return Config{}, errHelp
+		}
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	if err := applyEnv(fs, getenv); err != nil {
+		return Config{}, err
+	}
+	c := r.cfg
+	secrets := []struct {
+		flag string
+		dst  *string
+	}{{"smtp-password", &c.SMTP.Password}, {"google-client-secret", &c.Google.ClientSecret}, {"github-client-secret", &c.GitHub.ClientSecret}}
+	for _, s := range secrets {
+		if err := secretFromFile(fs, s.flag, s.dst); err != nil {
+			return Config{}, err
+		}
+	}
+	var err error
+	if r.upstream == "" {
+		return Config{}, flagError("upstream", "is required (the URL of the app to protect)")
+	}
+	if c.Upstream, err = parseURL("upstream", r.upstream); err != nil {
+		return Config{}, err
+	}
+	if err := checkTLS(fs, &c); err != nil {
+		return Config{}, err
+	}
+	if err := checkBaseURL(fs, r.baseURL, &c); err != nil {
+		return Config{}, err
+	}
+	switch web.Mode(r.mode) {
+	case web.ModeRedirect, web.Mode401:
+		c.Mode = web.Mode(r.mode)
+	default:
+		return Config{}, flagError("mode", "%q: want redirect or 401", r.mode)
+	}
+	for _, p := range c.PublicPaths {
+		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "/auth") && (p == "/auth" || strings.HasPrefix(p, "/auth/")) {
+			return Config{}, flagError("public-path", "%q must start with / and lie outside /auth/", p)
+		}
+	}
+	for _, l := range [][2]string{{"listen", c.Listen}, {"admin-listen", c.AdminListen}, {"http-listen", c.TLS.HTTPListen}} {
+		if err := checkListen(l[0], l[1]); err != nil {
+			return Config{}, err
+		}
+	}
+	if c.Listen == "" {
+		return Config{}, flagError("listen", "is required")
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+		zero bool
+	}{{"upstream-timeout", c.UpstreamTimeout, false}, {"shutdown-timeout", c.ShutdownTimeout, false}, {"session-ttl", c.SessionTTL, false}, {"session-idle-ttl", c.SessionIdleTTL, true}, {"reset-token-ttl", c.ResetTokenTTL, false}} {
+		if err := checkDuration(d.flag, d.v, d.zero); err != nil {
+			return Config{}, err
+		}
+	}
+	if c.PasswordMinLength < 8 || c.PasswordMinLength > 1024 {
+		return Config{}, flagError("password-min-length", "%d: want 8 to 1024", c.PasswordMinLength)
+	}
+	if c.CookieName == "" || strings.ContainsAny(c.CookieName, " ;,=\t\r\n\"") {
+		return Config{}, flagError("cookie-name", "%q is not a valid cookie name", c.CookieName)
+	}
+	if c.DB == "" {
+		return Config{}, flagError("db", "is required")
+	}
+	if err := checkMail(&c); err != nil {
+		return Config{}, err
+	}
+	if err := checkProvider("google", &c.Google, c.BaseURL, true); err != nil {
+		return Config{}, err
+	}
+	if err := checkProvider("github", &c.GitHub, c.BaseURL, false); err != nil {
+		return Config{}, err
+	}
+	if c.TrustedProxies, err = web.ParseTrustedProxies(r.trusted); err != nil {
+		return Config{}, flagError("trusted-proxies", "%v", err)
+	}
+	if err := checkLog(c.LogFormat, c.LogLevel); err != nil {
+		return Config{}, err
+	}
+	c.Argon2Memory, c.Argon2Time = defaultArgon2Memory, defaultArgon2Time
+	return c, nil
+}
+
+func checkTLS(fs *pflag.FlagSet, c *Config) error {
+	t := &c.TLS
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return flagError("tls-cert", "--tls-cert and --tls-key go together")
+	}
+	if len(t.Domains) > 0 && t.CertFile != "" {
+		return flagError("tls-domain", "use either --tls-domain (ACME) or --tls-cert (static), not both")
+	}
+	for _, d := range t.Domains {
+		if d == "" || strings.ContainsAny(d, "/:*@ ") || net.ParseIP(d) != nil {
+			return flagError("tls-domain", "%q is not a domain name", d)
+		}
+	}
+	if len(t.Domains) > 0 {
+		if _, err := parseURL("acme-ca", t.CA); err != nil {
+			return err
+		}
+		if !fs.Changed("http-listen") && t.HTTPListen == "" {
+			t.HTTPListen = ":80"
+		}
+		if t.Storage == "" {
+			t.Storage = defaultTLSStorage(c.DB)
+		}
+	}
+	if t.HTTPListen != "" && !t.Enabled() {
+		return flagError("http-listen", "needs --tls-domain or --tls-cert")
+	}
+	return nil
+}
+
+func checkBaseURL(fs *pflag.FlagSet, raw string, c *Config) error {
+	if raw == "" {
+		raw = "http://localhost:8080"
+		if len(c.TLS.Domains) > 0 {
+			raw = "https://" + c.TLS.Domains[0]
+		}
+	}
+	u, err := parseURL("base-url", raw)
+	if err != nil {
+		return err
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	if c.TLS.Enabled() && u.Scheme != "https" {
+		return flagError("base-url", "%q is http:// while Gatehouse terminates TLS; use https://", raw)
+	}
+	c.BaseURL = u
+	if !fs.Changed("cookie-secure") { // set by a flag or by GATEHOUSE_COOKIE_SECURE
+		c.CookieSecure = u.Scheme == "https"
+	}
+	return nil
+}
+
+func checkMail(c *Config) error {
+	switch c.SMTP.TLS {
+	case "starttls", "tls", "none":
+	default:
+		return flagError("smtp-tls", "%q: want starttls, tls or none", c.SMTP.TLS)
+	}
+	if c.SMTP.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.SMTP.Addr); err != nil {
+			return flagError("smtp-addr", "%q is not host:port", c.SMTP.Addr)
+		}
+	} else if c.MailDir == "" {
+		return flagError("mail-dir", "is required when --smtp-addr is empty")
+	}
+	if c.SMTP.From == "" {
+		host := c.BaseURL.Hostname()
+		if net.ParseIP(host) != nil {
+			if c.SMTP.Addr != "" {
+				return flagError("smtp-from", "is required with --smtp-addr when the --base-url host %s is an IP address", host)
+			}
+			host = "localhost"
+		}
+		c.SMTP.From = "gatehouse@" + host
+	}
+	if !strings.Contains(c.SMTP.From, "@") || strings.ContainsAny(c.SMTP.From, "\r\n") {
+		return flagError("smtp-from", "%q is not an email address", c.SMTP.From)
+	}
+	return nil
+}
+
+// checkProvider enforces seed rule 6: a configured provider has a client id,
+// a secret, and a redirect URL that is exactly {base-url}/auth/callback/{name}.
+func checkProvider(name string, p *OAuthConfig, base *url.URL, google bool) error {
+	want := base.String() + "/auth/callback/" + name
+	if p.ClientID == "" {
+		if p.ClientSecret != "" {
+			return flagError(name+"-client-id", "is required when --%s-client-secret is set", name)
+		}
+		return nil
+	}
+	if p.ClientSecret == "" {
+		return flagError(name+"-client-secret", "is required when --%s-client-id is set", name)
+	}
+	if p.RedirectURL == "" {
+		p.RedirectURL = want
+	}
+	if p.RedirectURL != want {
+		return flagError(name+"-redirect-url", "%q must equal the callback address %q ({base-url}/auth/callback/%s)", p.RedirectURL, want, name)
+	}
+	endpoints := [][2]string{{name + "-auth-url", p.AuthURL}, {name + "-token-url", p.TokenURL}}
+	if google {
+		endpoints = append(endpoints, [2]string{"google-userinfo-url", p.UserinfoURL})
+	} else {
+		endpoints = append(endpoints, [2]string{"github-api-url", p.APIURL})
+	}
+	for _, e := range endpoints {
+		if _, err := parseURL(e[0], e[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkLog(format, level string) error {
+	if format != "text" && format != "json" {
+		return flagError("log-format", "%q: want text or json", format)
+	}
+	switch level {
+	case "debug", "info", "warn", "error":
+		return nil
+	}
+	return flagError("log-level", "%q: want debug, info, warn or error", level)
+}
