@@ -1,9 +1,295 @@
 package authflows
 
-import "net/http"
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"unicode/utf8"
 
-// STUB: replaced by the login flow.
-func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) { http.Error(w, "todo", 501) }
-func (h *Handler) login(w http.ResponseWriter, r *http.Request)     { http.Error(w, "todo", 501) }
-func (h *Handler) logout(w http.ResponseWriter, r *http.Request)    { http.Error(w, "todo", 501) }
-func (h *Handler) me(w http.ResponseWriter, r *http.Request)        { http.Error(w, "todo", 501) }
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// Password sign-in: GET and POST /auth/login, POST /auth/logout, GET /auth/me.
+
+var (
+	// errInvalidCredentials is the one answer for an unknown email, a wrong
+	// password, a password-less account and an oversized password (PW4).
+	errInvalidCredentials = web.NewProblem(http.StatusUnauthorized, "invalid_credentials", "Wrong email or password")
+	errMissingCredentials = web.NewProblem(http.StatusBadRequest, "invalid_request", "Enter your email and password")
+)
+
+// loginForm is what the sign-in page shows.
+type loginForm struct {
+	Redirect  string // validated local path, kept through a hidden field
+	Email     string // as typed, after a failed attempt
+	Notice    string
+	Error     string
+	Providers []providerLink // one button per configured provider
+}
+
+// newLoginForm returns the sign-in page for rd.
+func (h *Handler) newLoginForm(rd string) loginForm {
+	return loginForm{Redirect: localRedirect(rd), Providers: h.providerLinks()}
+}
+
+// loginPage serves the sign-in page. ?reset=1 is where a completed password
+// reset lands.
+func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := h.newLoginForm(q.Get("rd"))
+	if q.Get("reset") == "1" {
+		f.Notice = "Your password was changed, sign in."
+	}
+	h.render(w, r, http.StatusOK, "login", f)
+}
+
+// login checks an email and a password and starts a session. The steps:
+//  1. every attempt takes a token of the client IP's bucket;
+//  2. the input is one string each of email, password and optional rd;
+//  3. an account whose failure bucket is empty is refused before any hashing;
+//  4. exactly one argon2 verification runs, against the stored hash or a
+//     dummy one, so unknown, password-less and known accounts look alike (PW4);
+//     an oversized password is refused before hashing (DS2);
+//  5. a failure takes a token of the account's bucket;
+//  6. success: hash upgraded if its parameters are old (PW1), a new session
+//     (SS4), 200 with the user, or 303 to rd for a form.
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	form := h.newLoginForm("")
+
+	if !h.limits.loginIP.allow(h.cfg.ClientIP(r).String()) {
+		h.event(r, "login_throttled", slog.String("scope", "ip"))
+		h.metrics.logins.WithLabelValues("throttled").Inc()
+		h.loginRefused(w, r, errRateLimited, form)
+		return
+	}
+
+	in, err := readInput(r, "email", "password", "rd")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	form.Redirect = localRedirect(in["rd"])
+	form.Email = in["email"]
+	email := storage.NormalizeEmail(in["email"])
+	password := normalizePassword(in["password"])
+	if email == "" || password == "" {
+		h.loginRefused(w, r, errMissingCredentials, form)
+		return
+	}
+
+	account := loginAccountKey(email)
+	if h.limits.loginFailures.exhausted(account) {
+		h.event(r, "login_throttled", slog.String("scope", "account"), slog.String("email", logEmail(email)))
+		h.metrics.logins.WithLabelValues("throttled").Inc()
+		h.loginRefused(w, r, errRateLimited, form)
+		return
+	}
+
+	u, ok, err := h.verifyLogin(ctx, email, password)
+	switch {
+	case errors.Is(err, ErrBusy):
+		h.event(r, "login_busy")
+		h.metrics.logins.WithLabelValues("busy").Inc()
+		h.loginRefused(w, r, errBusy, form)
+		return
+	case err != nil:
+		h.log.ErrorContext(ctx, "login failed", "err", err)
+		h.metrics.logins.WithLabelValues("error").Inc()
+		h.loginRefused(w, r, errStoreUnavailable, form)
+		return
+	case !ok:
+		h.limits.loginFailures.allow(account)
+		h.event(r, "login_failed", slog.String("email", logEmail(email)))
+		h.metrics.logins.WithLabelValues("failed").Inc()
+		h.loginRefused(w, r, errInvalidCredentials, form)
+		return
+	}
+
+	if err := h.startSession(w, r, u); err != nil {
+		h.log.ErrorContext(ctx, "login failed", "user_id", u.ID, "err", err)
+		h.metrics.logins.WithLabelValues("error").Inc()
+		h.loginRefused(w, r, errStoreUnavailable, form)
+		return
+	}
+	h.event(r, "login_ok", slog.String("user_id", u.ID))
+	h.metrics.logins.WithLabelValues("ok").Inc()
+	if web.WantsHTML(r) {
+		seeOther(w, r, form.Redirect)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]userAnswer{"user": {ID: u.ID, Email: u.Email}})
+}
+
+// userAnswer is the user as POST /auth/login reports it.
+type userAnswer struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+}
+
+// verifyLogin returns the user whose email and password these are. A
+// password longer than MaxPasswordLength is refused without hashing (DS2);
+// otherwise exactly one Verify runs, with the dummy hash when the account is
+// unknown or has no password (PW4). Errors: ErrBusy, or a store failure.
+func (h *Handler) verifyLogin(ctx context.Context, email, password string) (storage.User, bool, error) {
+	if utf8.RuneCountInString(password) > MaxPasswordLength {
+		return storage.User{}, false, nil
+	}
+	u, err := h.store.UserByEmail(ctx, email)
+	if errors.Is(err, storage.ErrNotFound) {
+		u = storage.User{}
+	} else if err != nil {
+		return storage.User{}, false, err
+	}
+	ok, needsRehash, err := h.hasher.Verify(ctx, u.PasswordHash, password)
+	if err != nil || !ok {
+		return storage.User{}, false, err
+	}
+	if needsRehash {
+		h.upgradePasswordHash(ctx, u, password)
+	}
+	return u, true, nil
+}
+
+// upgradePasswordHash re-hashes a verified password with the current
+// parameters (PW1). It is best effort: a failure only leaves the old hash.
+// The stored hash is re-read just before the write so that a password reset
+// completed meanwhile is not overwritten by the old password.
+func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, password string) {
+	hash, err := h.hasher.Hash(ctx, password)
+	if err != nil {
+		h.log.WarnContext(ctx, "password hash upgrade skipped", "user_id", u.ID, "err", err)
+		return
+	}
+	current, err := h.store.UserByID(ctx, u.ID)
+	if err != nil || current.PasswordHash != u.PasswordHash {
+		return
+	}
+	if err := h.store.SetPasswordHash(ctx, u.ID, hash); err != nil {
+		h.log.WarnContext(ctx, "password hash upgrade failed", "user_id", u.ID, "err", err)
+		return
+	}
+	h.log.InfoContext(ctx, "password hash upgraded", "user_id", u.ID)
+}
+
+// loginRefused answers a failed sign-in: the sign-in page again with the
+// problem's status and title for browsers, the problem itself otherwise.
+func (h *Handler) loginRefused(w http.ResponseWriter, r *http.Request, p web.Problem, form loginForm) {
+	if !web.WantsHTML(r) {
+		web.WriteProblem(w, r, p)
+		return
+	}
+	form.Error = p.Title + "."
+	h.render(w, r, p.Status, "login", form)
+}
+
+// loginAccountKey is the per-account throttling key: the hash of the
+// normalized email, so that a flood of long addresses keeps keys small.
+func loginAccountKey(email string) string {
+	sum := storage.HashSecret(email)
+	return string(sum[:])
+}
+
+// logEmail shortens a user-supplied email for a log line. The log handler
+// quotes control characters, so it cannot start a new line (LG3).
+func logEmail(email string) string {
+	const maxLen = 254 // RFC 5321 path limit
+	if len(email) <= maxLen {
+		return email
+	}
+	cut := maxLen
+	for cut > 0 && !utf8.RuneStart(email[cut]) {
+		cut--
+	}
+	return email[:cut] + "…"
+}
+
+// logout deletes the request's session and expires the cookie (SS6). It
+// answers 204 (a form: 303 to the sign-in page) with or without a session.
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
+	h.expireCookie(w)
+	if sessionID, ok := h.sessionCookie(r); ok {
+		idHash := storage.HashSecret(sessionID)
+		s, err := h.store.Session(r.Context(), idHash)
+		if err == nil {
+			err = h.store.DeleteSession(r.Context(), idHash)
+		}
+		switch {
+		case err == nil:
+			h.event(r, "logout", slog.String("user_id", s.UserID))
+		case !errors.Is(err, storage.ErrNotFound):
+			// The cookie is gone from this browser, but the session may
+			// still work elsewhere: say so rather than pretend.
+			h.log.ErrorContext(r.Context(), "logout failed", "err", err)
+			web.WriteProblem(w, r, errStoreUnavailable)
+			return
+		}
+	}
+	if web.WantsHTML(r) {
+		seeOther(w, r, "/auth/login")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// meAnswer is GET /auth/me.
+type meAnswer struct {
+	ID          string           `json:"id"`
+	Email       string           `json:"email"`
+	HasPassword bool             `json:"has_password"`
+	Identities  []identityAnswer `json:"identities"` // never null
+}
+
+type identityAnswer struct {
+	Provider string `json:"provider"`
+	Subject  string `json:"subject"`
+	Email    string `json:"email"`
+}
+
+// me reports the signed-in user, or 401 unauthenticated.
+func (h *Handler) me(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	s, err := h.currentSession(r)
+	if errors.Is(err, errNoSession) {
+		h.answerUnauthenticated(w, r)
+		return
+	}
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
+	u, err := h.store.UserByID(ctx, s.UserID)
+	if errors.Is(err, storage.ErrNotFound) {
+		h.answerUnauthenticated(w, r)
+		return
+	}
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
+	identities, err := h.store.IdentitiesOfUser(ctx, u.ID)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
+	answer := meAnswer{ID: u.ID, Email: u.Email, HasPassword: u.PasswordHash != "", Identities: make([]identityAnswer, 0, len(identities))}
+	for _, id := range identities {
+		answer.Identities = append(answer.Identities, identityAnswer{Provider: id.Provider, Subject: id.Subject, Email: id.Email})
+	}
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// answerUnauthenticated answers 401 unauthenticated with a WWW-Authenticate header,
+// as the proxy does in --mode=401.
+func (h *Handler) answerUnauthenticated(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("WWW-Authenticate", `Cookie realm="gatehouse", form="/auth/login"`)
+	web.WriteProblem(w, r, errUnauthenticated)
+}
+
+// answerStoreFailure logs a store error and answers 503: fail closed.
+func (h *Handler) answerStoreFailure(w http.ResponseWriter, r *http.Request, err error) {
+	h.log.ErrorContext(r.Context(), "store unavailable", "path", r.URL.Path, "err", err)
+	web.WriteProblem(w, r, errStoreUnavailable)
+}

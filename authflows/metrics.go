@@ -7,7 +7,7 @@ type metrics struct {
 	logins      *prometheus.CounterVec // result: ok, failed, throttled, busy
 	forgot      *prometheus.CounterVec // result: mailed, unknown, throttled
 	resets      *prometheus.CounterVec // result: ok, invalid_token, weak_password, throttled
-	oauth       *prometheus.CounterVec // provider, result: login, user_created, linked, unlinked, state_failed, error
+	oauth       *prometheus.CounterVec // provider, result: login, user_created, linked, unlinked, state_failed, refused, error
 	revocations prometheus.Counter     // sessions revoked by resets
 }
 
@@ -33,6 +33,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
+	}
+	// Start every known series at zero so dashboards see them before the first event.
+	for _, r := range []string{"ok", "failed", "throttled", "busy"} {
+		m.logins.WithLabelValues(r)
+	}
+	for _, r := range []string{"mailed", "unknown", "throttled"} {
+		m.forgot.WithLabelValues(r)
+	}
+	for _, r := range []string{"ok", "invalid_token", "weak_password", "throttled"} {
+		m.resets.WithLabelValues(r)
 	}
 	return m, nil
 }

@@ -68,8 +68,9 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	_, _ = w.Write(buf.Bytes())
 }
 
+// serveStyle serves the stylesheet. Like every answer under /auth/ it is
+// not cacheable (the contract's rule; the file is small).
 func (h *Handler) serveStyle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=3600")
 	_, _ = w.Write(h.pages.style)
 }

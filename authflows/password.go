@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/argon2"
@@ -30,8 +31,8 @@ const (
 	keyLen  = 32
 	// MaxPasswordLength bounds a password in code points (PW2, DS2).
 	MaxPasswordLength = 1024
-	// hashWait is how long a request waits for a free hashing slot before
-	// it is answered 503 (PW5).
+	// hashWait is how long a request waits, by default, for a free hashing
+	// slot before it is answered 503 (PW5).
 	hashWait = 2 * time.Second
 )
 
@@ -44,18 +45,23 @@ var ErrBusy = errors.New("password hashing at capacity")
 type Hasher struct {
 	params HashParams
 	slots  chan struct{}
-	dummy  string // a hash of nothing, verified for unknown accounts (PW4)
+	wait   time.Duration // how long to wait for a slot before ErrBusy
+	dummy  string        // a hash of nothing, verified for unknown accounts (PW4)
+	// runs counts argon2 computations (Hash and Verify). Tests use it to
+	// check that every login path hashes exactly once (PW4) and that
+	// oversized passwords are never hashed (DS2).
+	runs atomic.Int64
 }
 
 // NewHasher returns a hasher using p for new hashes.
 func NewHasher(p HashParams) *Hasher {
-	h := &Hasher{params: p, slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+	h := &Hasher{params: p, slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), wait: hashWait}
 	h.dummy = h.encode(make([]byte, saltLen), argon2.IDKey([]byte("gatehouse-dummy"), make([]byte, saltLen), p.Time, p.Memory, p.Threads, keyLen), p)
 	return h
 }
 
 func (h *Hasher) acquire(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, hashWait)
+	ctx, cancel := context.WithTimeout(ctx, h.wait)
 	defer cancel()
 	select {
 	case h.slots <- struct{}{}:
@@ -67,6 +73,12 @@ func (h *Hasher) acquire(ctx context.Context) error {
 
 func (h *Hasher) release() { <-h.slots }
 
+// idKey is argon2id behind an acquired slot.
+func (h *Hasher) idKey(password string, salt []byte, p HashParams, size uint32) []byte {
+	h.runs.Add(1)
+	return argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, size)
+}
+
 // Hash returns the PHC string of password (already NFKC, see normalizePassword).
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	if err := h.acquire(ctx); err != nil {
@@ -76,7 +88,7 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	salt := make([]byte, saltLen)
 	_, _ = rand.Read(salt)
 	p := h.params
-	return h.encode(salt, argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, keyLen), p), nil
+	return h.encode(salt, h.idKey(password, salt, p, keyLen), p), nil
 }
 
 // Verify compares password with a PHC string in constant time. An empty phc
@@ -95,7 +107,7 @@ func (h *Hasher) Verify(ctx context.Context, phc, password string) (ok, needsReh
 	if err := h.acquire(ctx); err != nil {
 		return false, false, err
 	}
-	got := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, uint32(len(want)))
+	got := h.idKey(password, salt, p, uint32(len(want)))
 	h.release()
 	ok = subtle.ConstantTimeCompare(got, want) == 1 && real
 	return ok, ok && p != h.params, nil

@@ -1,9 +1,383 @@
 package authflows
 
-import "net/http"
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/mail"
+	"strings"
+	"sync"
+	"time"
 
-// STUB: replaced by the reset flow.
-func (h *Handler) forgotPage(w http.ResponseWriter, r *http.Request) { http.Error(w, "todo", 501) }
-func (h *Handler) forgot(w http.ResponseWriter, r *http.Request)     { http.Error(w, "todo", 501) }
-func (h *Handler) resetPage(w http.ResponseWriter, r *http.Request)  { http.Error(w, "todo", 501) }
-func (h *Handler) reset(w http.ResponseWriter, r *http.Request)      { http.Error(w, "todo", 501) }
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// Password reset: GET and POST /auth/forgot, GET and POST /auth/reset.
+//
+// A reset token is 256 random bits (RT1) mailed as a link built from the
+// base URL only (RT3); the store keeps its SHA-256, voids older tokens when
+// a new one is issued and consumes it in the transaction that replaces the
+// password (RT2, RS3). Whether an email is registered never shows in the
+// answer to /auth/forgot, in its timing or in its headers (FG1, FG2): the
+// lookup, the token and the mail happen after the answer, in the background.
+//
+// Password-less accounts (OAuth only) get the reset mail too: following it
+// gives them a password in addition to their providers. Their owner controls
+// the stored address as much as anyone's, and the answer is the same anyway.
+
+var (
+	errInvalidToken     = web.NewProblem(http.StatusBadRequest, "invalid_token", "Invalid or expired reset token")
+	errWeakPassword     = web.NewProblem(http.StatusBadRequest, "weak_password", "Password not accepted")
+	errPasswordMismatch = web.NewProblem(http.StatusBadRequest, "password_mismatch", "The two passwords differ")
+	errInvalidEmail     = web.NewProblem(http.StatusBadRequest, "invalid_request", "Enter a valid email address")
+)
+
+const (
+	// forgotWorkers bounds the reset requests handled at once after their
+	// answer; a flood beyond it is dropped (and logged), not queued.
+	forgotWorkers = 64
+	// backgroundTimeout bounds the store work of one reset request.
+	backgroundTimeout = 30 * time.Second
+	// maxEmailLength is the longest address a path can carry (RFC 5321).
+	maxEmailLength = 254
+)
+
+// forgotForm is the forgot page: the form, or after an error the form again.
+type forgotForm struct {
+	Email string
+	Error string
+}
+
+// forgotSent is the "check your mail" page, the same for every address.
+type forgotSent struct{ Lifetime string }
+
+// resetForm is the page behind the mailed link.
+type resetForm struct {
+	Token     string
+	MinLength int
+	Error     string
+	Invalid   bool // the token is unknown, used, expired or superseded: no form
+}
+
+// forgotPage serves the forgot form, or with ?sent=1 the page every form
+// post lands on, whether or not a mail was sent.
+func (h *Handler) forgotPage(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("sent") != "" {
+		h.render(w, r, http.StatusOK, "forgot_sent", forgotSent{Lifetime: humanDuration(h.cfg.ResetTokenTTL)})
+		return
+	}
+	h.render(w, r, http.StatusOK, "forgot", forgotForm{})
+}
+
+// forgot asks for a reset mail. The steps:
+//  1. the body is one string "email" (FG3), syntactically an address;
+//  2. the client IP's bucket is checked: an empty one ends the request here,
+//     silently (FG4);
+//  3. the rest runs after the answer, on a bounded number of goroutines:
+//     look the account up by its normalized address, check the account's
+//     bucket (FG4), mint a token and queue the mail in one store call;
+//  4. the answer: 202 {"status":"accepted"}, or 303 to the "check your mail"
+//     page for a form, byte for byte the same for every address (FG1).
+//
+// Nothing else on the account changes (FG5): no session, no password.
+func (h *Handler) forgot(w http.ResponseWriter, r *http.Request) {
+	in, err := readInput(r, "email")
+	if err != nil {
+		h.forgotRefused(w, r, problemFor(err), "")
+		return
+	}
+	email, ok := validEmail(in["email"])
+	if !ok {
+		h.forgotRefused(w, r, errInvalidEmail, in["email"])
+		return
+	}
+	h.requestReset(r, email)
+	if web.WantsHTML(r) {
+		seeOther(w, r, "/auth/forgot?sent=1")
+		return
+	}
+	writeJSON(w, http.StatusAccepted, struct {
+		Status string `json:"status"`
+	}{"accepted"})
+}
+
+func (h *Handler) forgotRefused(w http.ResponseWriter, r *http.Request, p web.Problem, email string) {
+	if web.WantsHTML(r) && p.Status < 500 {
+		h.render(w, r, p.Status, "forgot", forgotForm{Email: email, Error: p.Title})
+		return
+	}
+	web.WriteProblem(w, r, p)
+}
+
+// validEmail trims s and accepts one bare address (no display name, no list).
+func validEmail(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxEmailLength {
+		return "", false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || strings.ContainsAny(s, " \t\r\n") {
+		return "", false
+	}
+	return s, true
+}
+
+// requestReset takes a token of the client IP's bucket and hands the rest to
+// the background. It does the same work for every address, so the answer
+// cannot tell them apart (FG2).
+func (h *Handler) requestReset(r *http.Request, email string) {
+	if !h.limits.forgotIP.allow(h.cfg.ClientIP(r).String()) {
+		h.event(r, "forgot_throttled", slog.String("scope", "ip"))
+		h.metrics.forgot.WithLabelValues("throttled").Inc()
+		return
+	}
+	// The background work outlives the request: it gets a copy with a
+	// context that is not cancelled when the answer is written.
+	bg := r.Clone(detach(r.Context()))
+	bg.Body = http.NoBody
+	if !h.background.try(func() { h.issueReset(bg, email) }) {
+		h.event(r, "forgot_dropped", slog.String("reason", "too many reset requests in flight"))
+		h.metrics.forgot.WithLabelValues("dropped").Inc()
+	}
+}
+
+// issueReset is step 3 of forgot, after the answer.
+func (h *Handler) issueReset(r *http.Request, email string) {
+	ctx, cancel := context.WithTimeout(r.Context(), backgroundTimeout)
+	defer cancel()
+	u, err := h.store.UserByEmail(ctx, email)
+	if errors.Is(err, storage.ErrNotFound) {
+		h.event(r, "forgot_requested", slog.Bool("known", false))
+		h.metrics.forgot.WithLabelValues("unknown").Inc()
+		return
+	}
+	if err != nil {
+		h.log.ErrorContext(ctx, "forgot: look up account", "err", err)
+		return
+	}
+	if !h.limits.forgotAccount.allow(u.ID) {
+		h.event(r, "forgot_throttled", slog.String("scope", "account"), slog.String("user_id", u.ID))
+		h.metrics.forgot.WithLabelValues("throttled").Inc()
+		return
+	}
+	resetToken := newSecret()
+	now := h.now()
+	m, err := h.mails.render(mailReset, u.Email, mailData{
+		Site:     h.cfg.BaseURL.Host,
+		Email:    u.Email,
+		Link:     h.absoluteURL("/auth/reset", "token", resetToken),
+		Lifetime: humanDuration(h.cfg.ResetTokenTTL),
+	}, now)
+	if err != nil {
+		h.log.ErrorContext(ctx, "forgot: render mail", "err", err)
+		return
+	}
+	t := storage.ResetToken{
+		Hash:      storage.HashSecret(resetToken),
+		UserID:    u.ID,
+		CreatedAt: now,
+		ExpiresAt: now.Add(h.cfg.ResetTokenTTL),
+	}
+	if err := h.store.IssueResetToken(ctx, t, m); err != nil {
+		h.log.ErrorContext(ctx, "forgot: issue reset token", "user_id", u.ID, "err", err)
+		return
+	}
+	h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID),
+		slog.Bool("has_password", u.PasswordHash != ""))
+	h.metrics.forgot.WithLabelValues("mailed").Inc()
+	h.cfg.WakeMailer()
+}
+
+// absoluteURL is {base-url}{path}?{key}={value}. Only Config.BaseURL counts:
+// Host, X-Forwarded-Host and Forwarded never reach a mailed link (RT3).
+func (h *Handler) absoluteURL(path, key, value string) string {
+	u := *h.cfg.BaseURL
+	u.Path = strings.TrimRight(u.Path, "/") + path
+	u.RawPath = ""
+	u.RawQuery = ""
+	if key != "" {
+		u.RawQuery = key + "=" + value // value is URL-safe base64
+	}
+	u.Fragment = ""
+	return u.String()
+}
+
+// resetPage renders the form behind the mailed link. It never consumes the
+// token (RT4: mail scanners open links); it only reads whether the token is
+// still valid, to say so instead of showing a form that cannot work.
+func (h *Handler) resetPage(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	hdr.Set("Referrer-Policy", "no-referrer") // RT5: the token is in the URL
+	web.NoStore(hdr)
+	resetToken := r.URL.Query().Get("token")
+	f := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength}
+	if resetToken == "" {
+		f.Invalid = true
+	} else if _, err := h.store.ResetTokenUser(r.Context(), storage.HashSecret(resetToken), h.now()); errors.Is(err, storage.ErrNotFound) {
+		f.Invalid = true
+	} else if err != nil {
+		h.log.ErrorContext(r.Context(), "reset page: check token", "err", err)
+		web.WriteProblem(w, r, errStoreUnavailable)
+		return
+	}
+	h.render(w, r, http.StatusOK, "reset", f)
+}
+
+// reset sets a new password with a reset token. The steps:
+//  1. every attempt takes a token of the client IP's bucket (429);
+//  2. the input is one string each of token, password and optional confirm;
+//  3. the token is checked, before any hashing (RS2); unknown, used, expired
+//     and superseded tokens get one answer (RS1);
+//  4. the password rules (PW2, PW3); a refusal leaves the token usable (RS5);
+//  5. the hash, behind the hashing semaphore (PW5);
+//  6. one store call: token checked again and consumed, hash replaced, the
+//     user's other tokens voided, every session deleted, the notice mail
+//     queued (RS3, RS4, RS6); losing a race for the token is invalid_token;
+//  7. 200 {"status":"password_reset"}, or 303 to the sign-in page for a
+//     form. No new session: the caller's cookie is expired (RS4).
+func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if !h.limits.resetIP.allow(h.cfg.ClientIP(r).String()) {
+		h.resetFailed(w, r, errRateLimited, "throttled", resetForm{})
+		return
+	}
+	in, err := readInput(r, "token", "password", "confirm")
+	if err != nil {
+		h.resetFailed(w, r, problemFor(err), "invalid_request", resetForm{})
+		return
+	}
+	resetToken, password := in["token"], in["password"]
+	form := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength}
+	tokenHash := storage.HashSecret(resetToken)
+
+	u, err := h.store.ResetTokenUser(ctx, tokenHash, h.now())
+	if errors.Is(err, storage.ErrNotFound) || resetToken == "" {
+		h.resetFailed(w, r, errInvalidToken, "invalid_token", form)
+		return
+	}
+	if err != nil {
+		h.storeFailed(w, r, "reset: check token", err)
+		return
+	}
+
+	if c, ok := in["confirm"]; ok && c != password {
+		h.resetFailed(w, r, errPasswordMismatch, "password_mismatch", form)
+		return
+	}
+	password = normalizePassword(password)
+	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength); err != nil {
+		p := errWeakPassword
+		p.Detail = err.Error()
+		h.resetFailed(w, r, p, "weak_password", form)
+		return
+	}
+
+	phc, err := h.hasher.Hash(ctx, password)
+	if errors.Is(err, ErrBusy) {
+		h.resetFailed(w, r, errBusy, "busy", form)
+		return
+	}
+	if err != nil {
+		h.storeFailed(w, r, "reset: hash password", err)
+		return
+	}
+
+	now := h.now()
+	notice, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
+		Site:      h.cfg.BaseURL.Host,
+		Email:     u.Email,
+		Time:      now.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
+		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
+	}, now)
+	if err != nil {
+		// The reset goes ahead without the notice rather than not at all.
+		h.log.ErrorContext(ctx, "reset: render notice mail", "user_id", u.ID, "err", err)
+		notice = storage.Mail{}
+	}
+	u, revoked, err := h.store.CompleteReset(ctx, tokenHash, now, phc, notice)
+	if errors.Is(err, storage.ErrNotFound) { // used or voided since step 3
+		h.resetFailed(w, r, errInvalidToken, "invalid_token", form)
+		return
+	}
+	if err != nil {
+		h.storeFailed(w, r, "reset: complete", err)
+		return
+	}
+	if notice.To != "" {
+		h.cfg.WakeMailer()
+	}
+	h.event(r, "reset_completed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
+	h.metrics.resets.WithLabelValues("ok").Inc()
+	h.metrics.revocations.Add(float64(revoked))
+
+	if _, ok := h.sessionCookie(r); ok {
+		h.expireCookie(w) // its session is gone with the others
+	}
+	if web.WantsHTML(r) {
+		seeOther(w, r, "/auth/login?reset=1")
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{"password_reset"})
+}
+
+// resetFailed logs and counts a refused reset and answers p: the reset page
+// again for a browser (the form with the error, or "link expired"), the
+// problem otherwise.
+func (h *Handler) resetFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
+	h.event(r, "reset_failed", slog.String("reason", reason))
+	h.metrics.resets.WithLabelValues(reason).Inc()
+	if !web.WantsHTML(r) || p.Status == http.StatusRequestEntityTooLarge || p.Status == http.StatusUnsupportedMediaType {
+		web.WriteProblem(w, r, p)
+		return
+	}
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	switch {
+	case p.Code == errInvalidToken.Code || form.Token == "":
+		form.Invalid = true
+	case p.Detail != "":
+		form.Error = p.Detail
+	default:
+		form.Error = p.Title
+	}
+	h.render(w, r, p.Status, "reset", form)
+}
+
+// storeFailed answers 503 for a store error, logged without request data.
+func (h *Handler) storeFailed(w http.ResponseWriter, r *http.Request, what string, err error) {
+	h.log.ErrorContext(r.Context(), what, "err", err)
+	web.WriteProblem(w, r, errStoreUnavailable)
+}
+
+// background runs work after the answer on at most a fixed number of
+// goroutines at once; work that finds every slot taken is not run.
+type background struct {
+	slots chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newBackground(n int) *background { return &background{slots: make(chan struct{}, n)} }
+
+// try starts f if a slot is free and reports whether it did.
+func (b *background) try(f func()) bool {
+	select {
+	case b.slots <- struct{}{}:
+	default:
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer func() { <-b.slots }()
+		f()
+	}()
+	return true
+}
+
+// Drain waits until the work that requests started in the background (reset
+// tokens being issued) has finished. Call it after the HTTP server has shut
+// down and before the store is closed.
+func (h *Handler) Drain() { h.background.wg.Wait() }

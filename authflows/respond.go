@@ -1,6 +1,7 @@
 package authflows
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"mime"
@@ -61,6 +62,10 @@ func readInput(r *http.Request, fields ...string) (map[string]string, error) {
 				continue
 			}
 			var s string
+			// null would unmarshal into "" without error: not a string either.
+			if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+				return nil, inputError{errInvalidRequest}
+			}
 			if err := json.Unmarshal(v, &s); err != nil {
 				return nil, inputError{errInvalidRequest}
 			}

@@ -13,7 +13,9 @@ package storage
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"time"
@@ -44,6 +46,13 @@ type Hash [HashSize]byte
 
 // HashSecret returns the SHA-256 of a secret as it travels on the wire.
 func HashSecret(secret string) Hash { return sha256.Sum256([]byte(secret)) }
+
+// NewUserID returns a new user id: 128 random bits in lowercase hex.
+func NewUserID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
 
 // NormalizeEmail is the one form in which emails are compared and stored:
 // trimmed and lower-cased.

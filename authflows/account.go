@@ -1,0 +1,144 @@
+package authflows
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+var (
+	errNotLinked       = web.NewProblem(http.StatusNotFound, "not_linked", "No account of this provider is linked")
+	errLastLoginMethod = web.NewProblem(http.StatusConflict, "last_login_method", "This is your only way to sign in: set a password or link another account first")
+)
+
+// accountPage is the data of pages/account.html.
+type accountPage struct {
+	Email       string
+	HasPassword bool
+	Accounts    []linkedAccount
+}
+
+// linkedAccount is one provider row of the account page.
+type linkedAccount struct {
+	Name, Title string
+	Linked      bool
+	Email       string // the provider's verified email at link time
+	Subject     string
+	CanLink     bool // configured, not linked: show a Link button
+	OnlyMethod  bool // unlinking would be refused (OA9)
+}
+
+// account shows the signed-in user's account: GET /auth/account. Without a
+// session it answers per --mode.
+func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
+	s, err := h.currentSession(r)
+	if errors.Is(err, errNoSession) {
+		h.cfg.Denier.Deny(w, r)
+		return
+	}
+	if err != nil {
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	u, err := h.store.UserByID(r.Context(), s.UserID)
+	if err != nil {
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	ids, err := h.store.IdentitiesOfUser(r.Context(), u.ID)
+	if err != nil {
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "account", accountPage{
+		Email:       u.Email,
+		HasPassword: u.PasswordHash != "",
+		Accounts:    h.accountRows(u, ids),
+	})
+}
+
+// accountRows lists every configured provider, linked or not, then linked
+// identities of providers no longer configured (they can still be unlinked).
+func (h *Handler) accountRows(u storage.User, ids []storage.Identity) []linkedAccount {
+	linked := map[string]storage.Identity{}
+	for _, id := range ids {
+		linked[id.Provider] = id
+	}
+	only := u.PasswordHash == "" && len(ids) == 1
+	var rows []linkedAccount
+	row := func(name string) linkedAccount {
+		id, ok := linked[name]
+		_, configured := h.oauth[name]
+		delete(linked, name)
+		return linkedAccount{
+			Name: name, Title: providerTitle(name), Linked: ok,
+			Email: id.Email, Subject: id.Subject,
+			CanLink: configured && !ok, OnlyMethod: ok && only,
+		}
+	}
+	for _, name := range providerOrder {
+		_, configured := h.oauth[name]
+		if _, ok := linked[name]; configured || ok {
+			rows = append(rows, row(name))
+		}
+	}
+	for _, id := range ids {
+		if _, ok := linked[id.Provider]; ok {
+			rows = append(rows, row(id.Provider))
+		}
+	}
+	return rows
+}
+
+// linkURL starts linking name and comes back to the account page.
+func (a linkedAccount) LinkURL() string {
+	return "/auth/link/" + url.PathEscape(a.Name) + "?rd=" + url.QueryEscape("/auth/account")
+}
+
+// unlink detaches the user's identity of a provider: DELETE
+// /auth/link/{provider} answers 204, the account page's form POST
+// /auth/unlink/{provider} a 303 back to the page. Refused with 409
+// last_login_method when it is the user's only way to sign in (OA9), 404
+// not_linked when there is none. A provider that is no longer configured can
+// still be unlinked.
+func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("provider")
+	if _, ok := supportedProviders[name]; !ok {
+		web.WriteProblem(w, r, errUnknownProvider)
+		return
+	}
+	s, err := h.currentSession(r)
+	if errors.Is(err, errNoSession) {
+		h.cfg.Denier.Deny(w, r) // 401 for DELETE and POST in both modes
+		return
+	}
+	if err != nil {
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	err = h.store.UnlinkIdentity(r.Context(), s.UserID, name)
+	switch {
+	case errors.Is(err, storage.ErrNotLinked):
+		web.WriteProblem(w, r, errNotLinked)
+		return
+	case errors.Is(err, storage.ErrLastLoginMethod):
+		h.metrics.oauth.WithLabelValues(name, "refused").Inc()
+		h.event(r, "oauth_refused", slog.String("provider", name), slog.String("user_id", s.UserID), slog.String("reason", "last login method"))
+		web.WriteProblem(w, r, errLastLoginMethod)
+		return
+	case err != nil:
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	h.metrics.oauth.WithLabelValues(name, "unlinked").Inc()
+	h.event(r, "oauth_unlinked", slog.String("provider", name), slog.String("user_id", s.UserID))
+	if r.Method == http.MethodPost {
+		seeOther(w, r, "/auth/account")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,33 @@
+// Package mail delivers Gatehouse's outgoing mail. The flows never send mail
+// themselves: they queue a storage.Mail in the store (in the same transaction
+// as the reset token it carries) and wake the Queue, which reads due mail from
+// the store, hands each message to a Sender and deletes it once delivered, or
+// reschedules it with exponential backoff. Pending mail therefore survives a
+// restart and an SMTP outage.
+//
+// Two Senders exist: SMTP, a relay reached with emersion/go-smtp (STARTTLS,
+// implicit TLS or plain, AUTH PLAIN), and Dir, which writes each message as an
+// RFC 5322 .eml file (the default, so that a first run works without a relay).
+//
+// Dependencies: mail → storage (the Mail record and the queue methods of the
+// store, declared here as QueueStore). It imports neither authflows nor proxy;
+// cmd/gatehouse builds a Sender and a Queue and hands Queue.Wake to
+// authflows.Config.WakeMailer.
+package mail
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// Sender delivers one message. An error wrapping ErrPermanent means that
+// retrying cannot help (the relay refused the recipient or the message).
+type Sender interface {
+	Send(ctx context.Context, m storage.Mail) error
+}
+
+// ErrPermanent marks a delivery failure that no retry will fix; the Queue
+// drops such a message at once instead of retrying it for a day.
+var ErrPermanent = errors.New("mail: permanent delivery failure")

@@ -1,0 +1,222 @@
+package mail
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// QueueStore is what the Queue needs of the store: the mail queue methods
+// of storage.Store.
+type QueueStore interface {
+	DueMail(ctx context.Context, now time.Time, limit int) ([]storage.Mail, error)
+	DeleteMail(ctx context.Context, id uint64) error
+	RescheduleMail(ctx context.Context, id uint64, next time.Time) error
+}
+
+// QueueOptions tune a Queue; the zero value gives the defaults.
+type QueueOptions struct {
+	Logger *slog.Logger     // default: discard
+	Clock  func() time.Time // default time.Now; compared with Mail.NextAttempt
+	// MinBackoff is the wait after a first failed attempt; it doubles with
+	// every further failure up to MaxBackoff. Defaults 5s and 10m.
+	MinBackoff, MaxBackoff time.Duration
+	// GiveUpAfter: a message whose failed attempts have been retried for this
+	// long in total (the sum of its backoffs) is dropped with an error log.
+	// Default 24h.
+	GiveUpAfter time.Duration
+	// PollInterval is how often the store is read without a Wake, which
+	// catches mail queued by another process and bounds how late a retry
+	// can be. Default 30s.
+	PollInterval time.Duration
+	// SendTimeout bounds one delivery attempt. Default 2m.
+	SendTimeout time.Duration
+	// BatchSize is how many due messages are read at once. Default 20.
+	BatchSize int
+}
+
+// Queue delivers the mail queued in the store: Run reads due messages, hands
+// each to the Sender, deletes it when delivered and reschedules it with
+// exponential backoff when not. A message stays in the store until it is
+// delivered or given up, so stopping the Queue (or the process) loses nothing.
+type Queue struct {
+	store   QueueStore
+	sender  Sender
+	opts    QueueOptions
+	log     *slog.Logger
+	wake    chan struct{}
+	running atomic.Bool
+}
+
+// NewQueue returns a queue delivering the store's mail through sender.
+func NewQueue(store QueueStore, sender Sender, opts QueueOptions) *Queue {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = 5 * time.Second
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = max(10*time.Minute, opts.MinBackoff)
+	}
+	if opts.GiveUpAfter <= 0 {
+		opts.GiveUpAfter = 24 * time.Hour
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 30 * time.Second
+	}
+	if opts.SendTimeout <= 0 {
+		opts.SendTimeout = 2 * time.Minute
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 20
+	}
+	return &Queue{store: store, sender: sender, opts: opts, log: opts.Logger, wake: make(chan struct{}, 1)}
+}
+
+// Wake makes a running queue read the store at once (new mail was queued).
+// It never blocks; wakes while a pass is running fold into one more pass.
+func (q *Queue) Wake() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// errAlreadyRunning: Run was called while another Run of the queue is active.
+var errAlreadyRunning = errors.New("mail: queue is already running")
+
+// Run delivers mail until ctx is cancelled, then returns nil. It starts with
+// a pass over the due mail, so mail left by a previous run goes out at once.
+// A delivery interrupted by the cancellation stays queued. One Run per
+// Queue at a time.
+func (q *Queue) Run(ctx context.Context) error {
+	if !q.running.CompareAndSwap(false, true) {
+		return errAlreadyRunning
+	}
+	defer q.running.Store(false)
+
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	var retryAt time.Time // the earliest known retry, zero when none
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-q.wake:
+		case <-timer.C:
+		}
+		next := q.deliverDue(ctx)
+		now := q.opts.Clock()
+		if !retryAt.After(now) {
+			retryAt = time.Time{}
+		}
+		if !next.IsZero() && (retryAt.IsZero() || next.Before(retryAt)) {
+			retryAt = next
+		}
+		wait := q.opts.PollInterval
+		if !retryAt.IsZero() {
+			wait = min(wait, max(retryAt.Sub(now), 0))
+		}
+		timer.Reset(wait)
+	}
+}
+
+// deliverDue sends every due message, batch by batch, and returns when the
+// next pass should run at the latest (zero: nothing known). A transient
+// failure ends the pass: the relay is likely down, and the remaining mail is
+// tried again after MinBackoff rather than each waiting for its own timeout.
+func (q *Queue) deliverDue(ctx context.Context) time.Time {
+	for {
+		now := q.opts.Clock()
+		due, err := q.store.DueMail(ctx, now, q.opts.BatchSize)
+		if err != nil {
+			if ctx.Err() == nil {
+				q.log.Error("mail queue: read due mail", "err", err)
+			}
+			return now.Add(q.opts.MinBackoff)
+		}
+		for i, m := range due {
+			if ctx.Err() != nil {
+				return time.Time{}
+			}
+			if retry, ok := q.deliver(ctx, m); !ok {
+				if i+1 < len(due) || len(due) == q.opts.BatchSize {
+					return q.opts.Clock().Add(q.opts.MinBackoff) // others are waiting
+				}
+				return retry
+			}
+		}
+		if len(due) < q.opts.BatchSize {
+			return time.Time{}
+		}
+	}
+}
+
+// deliver makes one attempt at m. It reports false when the pass should
+// stop, with the time m is due again (zero when unknown).
+func (q *Queue) deliver(ctx context.Context, m storage.Mail) (time.Time, bool) {
+	sendCtx, cancel := context.WithTimeout(ctx, q.opts.SendTimeout)
+	err := q.sender.Send(sendCtx, m)
+	cancel()
+	now := q.opts.Clock()
+	switch {
+	case err == nil:
+		if err := q.store.DeleteMail(ctx, m.ID); err != nil {
+			// Delivered but still queued: it will go out twice, not never.
+			q.log.Error("mail queue: delete delivered mail", "mail_id", m.ID, "err", err)
+			return now.Add(q.opts.MinBackoff), false
+		}
+		q.log.Info("mail delivered", "mail_id", m.ID, "to", m.To, "attempts", m.Attempts+1)
+		return time.Time{}, true
+	case ctx.Err() != nil:
+		return time.Time{}, false // stopping: not a failed attempt
+	case errors.Is(err, ErrPermanent) || q.exhausted(m.Attempts):
+		q.log.Error("mail dropped", "mail_id", m.ID, "to", m.To, "attempts", m.Attempts+1, "err", err)
+		if err := q.store.DeleteMail(ctx, m.ID); err != nil {
+			q.log.Error("mail queue: delete dropped mail", "mail_id", m.ID, "err", err)
+		}
+		return time.Time{}, true
+	}
+	wait := q.backoff(m.Attempts)
+	next := now.Add(wait)
+	q.log.Warn("mail delivery failed", "mail_id", m.ID, "to", m.To, "attempts", m.Attempts+1, "retry_in", wait.String(), "err", err)
+	if err := q.store.RescheduleMail(ctx, m.ID, next); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		q.log.Error("mail queue: reschedule mail", "mail_id", m.ID, "err", err)
+	}
+	return next, false
+}
+
+// backoff is the wait after the failure of attempt number attempts (0-based):
+// MinBackoff doubled per earlier failure, at most MaxBackoff.
+func (q *Queue) backoff(attempts int) time.Duration {
+	d := q.opts.MinBackoff
+	for range attempts {
+		if d >= q.opts.MaxBackoff/2 {
+			return q.opts.MaxBackoff
+		}
+		d *= 2
+	}
+	return min(d, q.opts.MaxBackoff)
+}
+
+// exhausted reports whether a message that has now failed attempts+1 times
+// has been retried for GiveUpAfter in total. It counts backoffs rather than
+// comparing CreatedAt with the clock, so a clock jump cannot drop mail.
+func (q *Queue) exhausted(attempts int) bool {
+	var total time.Duration
+	for i := range attempts + 1 {
+		total += q.backoff(i)
+		if total >= q.opts.GiveUpAfter {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,291 @@
+package mail_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/mail"
+	"github.com/gatehouse-auth/gatehouse/authflows/mail/mailtest"
+	"github.com/gatehouse-auth/gatehouse/storage"
+	"github.com/gatehouse-auth/gatehouse/storage/bolt"
+)
+
+func openStore(t *testing.T, path string) *bolt.Store {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "gatehouse.db")
+	}
+	s, err := bolt.Open(path, bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func enqueue(t *testing.T, s storage.Store, to string) uint64 {
+	t.Helper()
+	m := testMail()
+	m.To, m.CreatedAt = to, time.Now()
+	id, err := s.EnqueueMail(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func queued(t *testing.T, s storage.Store) []storage.Mail {
+	t.Helper()
+	due, err := s.DueMail(context.Background(), time.Now().Add(1000*time.Hour), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return due
+}
+
+// senderFunc is a Sender made of a function.
+type senderFunc func(ctx context.Context, m storage.Mail) error
+
+func (f senderFunc) Send(ctx context.Context, m storage.Mail) error { return f(ctx, m) }
+
+// lockedBuffer is a log sink safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// run starts q and returns a function that stops it and waits for Run to return.
+func run(t *testing.T, q *mail.Queue) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("Run did not return after cancel")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestQueueDeliversOverSMTPAndDeletes(t *testing.T) {
+	store := openStore(t, "")
+	srv := mailtest.NewServer(t, mailtest.Options{Username: "u", Password: "p"})
+	sender := newSMTP(t, mail.SMTPConfig{Addr: srv.Addr, TLS: mail.TLSNone, Username: "u", Password: "p"})
+	for i := range 3 {
+		enqueue(t, store, fmt.Sprintf("user%d@example.com", i))
+	}
+	run(t, mail.NewQueue(store, sender, mail.QueueOptions{}))
+	got := map[string]bool{}
+	for range 3 {
+		got[srv.Next(t, 5*time.Second).To[0]] = true
+	}
+	if len(got) != 3 {
+		t.Fatalf("recipients %v", got)
+	}
+	waitFor(t, "the queue to empty", func() bool { return len(queued(t, store)) == 0 })
+}
+
+// SMTP down: the message waits in the store and goes out once the relay is up.
+func TestQueueRetriesUntilRelayComesUp(t *testing.T) {
+	store := openStore(t, "")
+	addr := reservePort(t)
+	sender := newSMTP(t, mail.SMTPConfig{Addr: addr, TLS: mail.TLSNone})
+	logs := &lockedBuffer{}
+	q := mail.NewQueue(store, sender, mail.QueueOptions{
+		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+	})
+	enqueue(t, store, "alice@example.com")
+	run(t, q)
+	waitFor(t, "a failed attempt", func() bool {
+		m := queued(t, store)
+		return len(m) == 1 && m[0].Attempts >= 2
+	})
+	if !strings.Contains(logs.String(), "mail delivery failed") {
+		t.Fatalf("no failure logged: %s", logs)
+	}
+	srv := mailtest.NewServer(t, mailtest.Options{Addr: addr})
+	if got := srv.Next(t, 5*time.Second); got.To[0] != "alice@example.com" {
+		t.Fatalf("delivered to %v", got.To)
+	}
+	waitFor(t, "the queue to empty", func() bool { return len(queued(t, store)) == 0 })
+}
+
+func TestQueueBacksOffExponentially(t *testing.T) {
+	store := openStore(t, "")
+	var mu sync.Mutex
+	var attempts []time.Time
+	sender := senderFunc(func(ctx context.Context, m storage.Mail) error {
+		mu.Lock()
+		defer mu.Unlock()
+		attempts = append(attempts, time.Now())
+		if len(attempts) < 4 {
+			return errors.New("relay unavailable")
+		}
+		return nil
+	})
+	enqueue(t, store, "alice@example.com")
+	min := 30 * time.Millisecond
+	run(t, mail.NewQueue(store, sender, mail.QueueOptions{MinBackoff: min, MaxBackoff: time.Second}))
+	waitFor(t, "delivery", func() bool { return len(queued(t, store)) == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(attempts) != 4 {
+		t.Fatalf("%d attempts, want 4", len(attempts))
+	}
+	// No retry comes before its backoff: 1x, 2x, 4x MinBackoff.
+	for i, factor := range []time.Duration{1, 2, 4} {
+		if gap := attempts[i+1].Sub(attempts[i]); gap < factor*min {
+			t.Errorf("retry %d after %v, want at least %v", i+1, gap, factor*min)
+		}
+	}
+}
+
+func TestQueueGivesUpWithErrorLog(t *testing.T) {
+	store := openStore(t, "")
+	var sends atomic.Int32
+	sender := senderFunc(func(ctx context.Context, m storage.Mail) error {
+		sends.Add(1)
+		return errors.New("relay unavailable")
+	})
+	logs := &lockedBuffer{}
+	enqueue(t, store, "alice@example.com")
+	// Backoffs 1, 2, 4, 4, 4, 4, 4 ms: the sum reaches 20ms on the 7th failure.
+	run(t, mail.NewQueue(store, sender, mail.QueueOptions{
+		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
+		MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, GiveUpAfter: 20 * time.Millisecond,
+	}))
+	waitFor(t, "the message to be dropped", func() bool { return len(queued(t, store)) == 0 })
+	if n := sends.Load(); n != 7 {
+		t.Errorf("%d attempts before giving up, want 7", n)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR msg=\"mail dropped\"") {
+		t.Errorf("no error log for the dropped message:\n%s", logs)
+	}
+}
+
+func TestQueueDropsPermanentFailureAtOnce(t *testing.T) {
+	store := openStore(t, "")
+	srv := mailtest.NewServer(t, mailtest.Options{RejectRcpt: []string{"gone@example.com"}})
+	sender := newSMTP(t, mail.SMTPConfig{Addr: srv.Addr, TLS: mail.TLSNone})
+	enqueue(t, store, "gone@example.com")
+	enqueue(t, store, "alice@example.com")
+	run(t, mail.NewQueue(store, sender, mail.QueueOptions{MinBackoff: time.Hour}))
+	if got := srv.Next(t, 5*time.Second); got.To[0] != "alice@example.com" {
+		t.Fatalf("delivered to %v", got.To)
+	}
+	waitFor(t, "the queue to empty", func() bool { return len(queued(t, store)) == 0 })
+}
+
+// Stopping the queue, even in the middle of a delivery, loses nothing: the
+// message stays in the store and a new queue (after a restart) sends it.
+func TestQueueStopKeepsMail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gatehouse.db")
+	store := openStore(t, path)
+	started := make(chan struct{}, 1)
+	hanging := senderFunc(func(ctx context.Context, m storage.Mail) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	enqueue(t, store, "alice@example.com")
+	stop := run(t, mail.NewQueue(store, hanging, mail.QueueOptions{}))
+	<-started
+	stop()
+	left := queued(t, store)
+	if len(left) != 1 || left[0].Attempts != 0 {
+		t.Fatalf("after stop: %+v, want the message queued with no failed attempt", left)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	store = openStore(t, path)
+	srv := mailtest.NewServer(t, mailtest.Options{})
+	sender := newSMTP(t, mail.SMTPConfig{Addr: srv.Addr, TLS: mail.TLSNone})
+	run(t, mail.NewQueue(store, sender, mail.QueueOptions{}))
+	if got := srv.Next(t, 5*time.Second); got.To[0] != "alice@example.com" {
+		t.Fatalf("delivered to %v", got.To)
+	}
+}
+
+// countingStore counts finished DueMail reads.
+type countingStore struct {
+	mail.QueueStore
+	reads atomic.Int32
+}
+
+func (c *countingStore) DueMail(ctx context.Context, now time.Time, limit int) ([]storage.Mail, error) {
+	defer c.reads.Add(1)
+	return c.QueueStore.DueMail(ctx, now, limit)
+}
+
+func TestQueueWakeStartsAtOnce(t *testing.T) {
+	store := openStore(t, "")
+	counting := &countingStore{QueueStore: store}
+	srv := mailtest.NewServer(t, mailtest.Options{})
+	sender := newSMTP(t, mail.SMTPConfig{Addr: srv.Addr, TLS: mail.TLSNone})
+	q := mail.NewQueue(counting, sender, mail.QueueOptions{PollInterval: time.Hour})
+	run(t, q)
+	waitFor(t, "the first pass", func() bool { return counting.reads.Load() >= 1 })
+	enqueue(t, store, "alice@example.com")
+	q.Wake()
+	if got := srv.Next(t, 5*time.Second); got.To[0] != "alice@example.com" {
+		t.Fatalf("delivered to %v", got.To)
+	}
+}
+
+func TestQueueRunsOnce(t *testing.T) {
+	counting := &countingStore{QueueStore: openStore(t, "")}
+	q := mail.NewQueue(counting, senderFunc(func(context.Context, storage.Mail) error { return nil }), mail.QueueOptions{})
+	run(t, q)
+	waitFor(t, "the first pass", func() bool { return counting.reads.Load() >= 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := q.Run(ctx); err == nil {
+		t.Fatal("second concurrent Run accepted")
+	}
+}

@@ -1,0 +1,232 @@
+package authflows
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+var (
+	errInvalidState     = web.NewProblem(http.StatusBadRequest, "invalid_state", "This sign-in link is invalid or has expired. Please start again")
+	errInvalidIDToken   = web.NewProblem(http.StatusBadRequest, "invalid_id_token", "The provider's ID token was not valid for this sign-in")
+	errProviderFailed   = web.NewProblem(http.StatusBadGateway, "provider_error", "The sign-in provider could not be reached or refused the request")
+	errAccessDenied     = web.NewProblem(http.StatusBadRequest, "access_denied", "Sign-in was cancelled at the provider")
+	errNoCode           = web.NewProblem(http.StatusBadRequest, "invalid_request", "The provider sent no authorization code")
+	errEmailNotVerified = web.NewProblem(http.StatusForbidden, "email_not_verified", "Your email address at the provider is not verified")
+	errIdentityInUse    = web.NewProblem(http.StatusConflict, "identity_in_use", "This account is already linked to another user")
+	errAlreadyLinked    = web.NewProblem(http.StatusConflict, "provider_already_linked", "You already linked another account of this provider; unlink it first")
+	errAccountExists    = web.NewProblem(http.StatusConflict, "account_exists", "An account with this email already exists: sign in, then link")
+)
+
+// callback completes a flow: GET /auth/callback/{provider}. The state is
+// checked before anything else (exists, unexpired, single use, same browser,
+// same provider, and for a link the same session: OA1, OA4, OA7); only then
+// is the code redeemed and the account fetched. Every answer expires the
+// transaction cookie.
+func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.configuredProvider(w, r)
+	if !ok {
+		return
+	}
+	http.SetCookie(w, h.transactionCookie("", -1))
+	flow, session, reason, err := h.takeFlow(r, p)
+	if err != nil {
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	if reason != "" {
+		h.oauthEvent(r, p, "state_failed", slog.String("reason", reason))
+		web.WriteProblem(w, r, errInvalidState)
+		return
+	}
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		h.oauthEvent(r, p, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "provider answered "+clip(e, 64)))
+		if e == "access_denied" {
+			web.WriteProblem(w, r, errAccessDenied)
+		} else {
+			web.WriteProblem(w, r, errProviderFailed)
+		}
+		return
+	}
+	code := q.Get("code")
+	if code == "" {
+		h.oauthEvent(r, p, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "no code"))
+		web.WriteProblem(w, r, errNoCode)
+		return
+	}
+	id, err := p.identify(r.Context(), code, flow, h.now())
+	if err != nil {
+		var tokenErr idTokenError
+		h.oauthEvent(r, p, "error", slog.String("purpose", flow.Purpose), slog.String("reason", err.Error()))
+		if errors.As(err, &tokenErr) {
+			web.WriteProblem(w, r, errInvalidIDToken)
+		} else {
+			web.WriteProblem(w, r, errProviderFailed)
+		}
+		return
+	}
+	if flow.Purpose == storage.PurposeLink {
+		h.completeLink(w, r, p, flow, session, id)
+		return
+	}
+	h.completeLogin(w, r, p, flow, id)
+}
+
+// takeFlow consumes the flow named by the state parameter and checks that it
+// belongs here. A non-empty reason (for the event line, never the state
+// itself) means invalid_state; err is a store failure. For a link it also
+// returns the session, which must be the one that started the flow.
+func (h *Handler) takeFlow(r *http.Request, p *provider) (storage.OAuthFlow, storage.Session, string, error) {
+	var none storage.OAuthFlow
+	state := r.URL.Query().Get("state")
+	if state == "" {
+		return none, storage.Session{}, "missing state", nil
+	}
+	flow, err := h.store.TakeOAuthFlow(r.Context(), storage.HashSecret(state), h.now())
+	if errors.Is(err, storage.ErrNotFound) {
+		return none, storage.Session{}, "unknown, used or expired state", nil
+	}
+	if err != nil {
+		return none, storage.Session{}, "", err
+	}
+	if c, err := r.Cookie(transactionCookie); err != nil || !sameHash(storage.HashSecret(c.Value), flow.BrowserHash) {
+		return none, storage.Session{}, "other browser", nil
+	}
+	if flow.Provider != p.Name {
+		return none, storage.Session{}, "state of another provider", nil
+	}
+	switch flow.Purpose {
+	case storage.PurposeLogin:
+		return flow, storage.Session{}, "", nil
+	case storage.PurposeLink:
+		s, err := h.currentSession(r)
+		if errors.Is(err, errNoSession) {
+			return none, storage.Session{}, "link without the session that started it", nil
+		}
+		if err != nil {
+			return none, storage.Session{}, "", err
+		}
+		if !sameHash(s.IDHash, flow.SessionHash) {
+			return none, storage.Session{}, "link from another session", nil
+		}
+		return flow, s, "", nil
+	}
+	return none, storage.Session{}, "unknown purpose", nil
+}
+
+func sameHash(a, b storage.Hash) bool { return subtle.ConstantTimeCompare(a[:], b[:]) == 1 }
+
+// completeLogin signs in the user of the identity. A new identity becomes a
+// new password-less user, but only with a verified email (OA6) that no
+// account has yet: an existing account is never merged into silently.
+func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provider, flow storage.OAuthFlow, id providerIdentity) {
+	u, err := h.store.UserByIdentity(r.Context(), p.Name, id.Subject)
+	if errors.Is(err, storage.ErrNotFound) {
+		if !id.EmailVerified {
+			h.oauthEvent(r, p, "refused", slog.String("reason", "email not verified"))
+			web.WriteProblem(w, r, errEmailNotVerified)
+			return
+		}
+		u, err = h.createOAuthUser(r, p, id)
+		if errors.Is(err, storage.ErrEmailTaken) {
+			h.oauthEvent(r, p, "refused", slog.String("reason", "email belongs to an existing account"))
+			h.answerAccountExists(w, r, p, id.Email)
+			return
+		}
+	}
+	if err == nil {
+		err = h.startSession(w, r, u)
+	}
+	if err != nil {
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	h.oauthEvent(r, p, "login", slog.String("user_id", u.ID))
+	seeOther(w, r, flow.Redirect)
+}
+
+// createOAuthUser creates a password-less user with the identity linked, in
+// one store call; storage.ErrEmailTaken when the email has an account.
+func (h *Handler) createOAuthUser(r *http.Request, p *provider, id providerIdentity) (storage.User, error) {
+	now := h.now()
+	u := storage.User{ID: newUserID(), Email: id.Email, CreatedAt: now}
+	err := h.store.CreateUserWithIdentity(r.Context(), u, storage.Identity{
+		Provider: p.Name, Subject: id.Subject, Email: id.Email, UserID: u.ID, CreatedAt: now,
+	})
+	if errors.Is(err, storage.ErrIdentityInUse) {
+		// A concurrent callback for the same account created it first.
+		return h.store.UserByIdentity(r.Context(), p.Name, id.Subject)
+	}
+	if err != nil {
+		return storage.User{}, err
+	}
+	h.oauthEvent(r, p, "user_created", slog.String("user_id", u.ID))
+	return u, nil
+}
+
+// answerAccountExists explains OA6 to the user: the address belongs to an
+// account; sign in to it and link the provider from the account page.
+func (h *Handler) answerAccountExists(w http.ResponseWriter, r *http.Request, p *provider, email string) {
+	if !web.WantsHTML(r) {
+		web.WriteProblem(w, r, errAccountExists)
+		return
+	}
+	h.render(w, r, errAccountExists.Status, "account_exists", struct {
+		Provider, Email, LoginURL string
+	}{p.Title, email, "/auth/login?rd=" + url.QueryEscape("/auth/account")})
+}
+
+// completeLink attaches the identity to the session's user. The session is
+// kept as it is: no session cookie is set (the contract's "no new session").
+func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provider, flow storage.OAuthFlow, s storage.Session, id providerIdentity) {
+	identity := storage.Identity{Provider: p.Name, Subject: id.Subject, Email: id.Email, UserID: s.UserID, CreatedAt: h.now()}
+	err := h.store.LinkIdentity(r.Context(), identity)
+	if errors.Is(err, storage.ErrIdentityInUse) {
+		h.oauthEvent(r, p, "refused", slog.String("user_id", s.UserID), slog.String("reason", "identity in use"))
+		web.WriteProblem(w, r, h.linkConflict(r, p, s.UserID))
+		return
+	}
+	if err != nil {
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	h.oauthEvent(r, p, "linked", slog.String("user_id", s.UserID))
+	seeOther(w, r, flow.Redirect)
+}
+
+// linkConflict tells the two refusals of LinkIdentity apart: the user already
+// has another account of this provider, or the account belongs to someone
+// else (OA8: nothing more is said about that user).
+func (h *Handler) linkConflict(r *http.Request, p *provider, userID string) web.Problem {
+	ids, err := h.store.IdentitiesOfUser(r.Context(), userID)
+	if err == nil {
+		for _, id := range ids {
+			if id.Provider == p.Name {
+				return errAlreadyLinked
+			}
+		}
+	}
+	return errIdentityInUse
+}
+
+// oauthEvent writes an event line (LG2) and counts it by provider and result
+// (login, user_created, linked, unlinked, state_failed, refused, error).
+func (h *Handler) oauthEvent(r *http.Request, p *provider, result string, attrs ...slog.Attr) {
+	h.metrics.oauth.WithLabelValues(p.Name, result).Inc()
+	h.event(r, "oauth_"+result, append([]slog.Attr{slog.String("provider", p.Name)}, attrs...)...)
+}
+
+// newUserID returns a random user id: 32 lowercase hex characters.
+func newUserID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

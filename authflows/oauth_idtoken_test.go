@@ -1,0 +1,148 @@
+package authflows
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+)
+
+// OA2: Google's ID token must come from the expected issuer, for this
+// client, unexpired, with this flow's nonce; otherwise 400 invalid_id_token
+// and nobody is signed in.
+func TestOAuthGoogleIDTokenChecks(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(c map[string]any)
+	}{
+		{"wrong nonce", func(c map[string]any) { c["nonce"] = "another-flow" }},
+		{"no nonce", func(c map[string]any) { delete(c, "nonce") }},
+		{"wrong audience", func(c map[string]any) { c["aud"] = "someone-else"; c["azp"] = "someone-else" }},
+		{"no audience", func(c map[string]any) { delete(c, "aud") }},
+		{"audience list with another azp", func(c map[string]any) { c["aud"] = []string{googleClientID, "other"}; c["azp"] = "other" }},
+		{"audience list without azp", func(c map[string]any) { c["aud"] = []string{googleClientID, "other"}; delete(c, "azp") }},
+		{"wrong issuer", func(c map[string]any) { c["iss"] = "https://evil.example" }},
+		{"expired", func(c map[string]any) { c["exp"] = c["iat"] }},
+		{"no exp", func(c map[string]any) { delete(c, "exp") }},
+		{"no sub", func(c map[string]any) { delete(c, "sub") }},
+	}
+	e := newOAuthEnv(t, oauthEnvOptions{})
+	e.google.SetNext(oauthtest.Account{Subject: "g-123", Email: "ida@example.com", EmailVerified: true})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.google.EditNextIDToken(tt.edit)
+			b := e.newBrowser()
+			a := b.flow("/auth/login/google")
+			if a.status != http.StatusBadRequest || a.problemCode() != "invalid_id_token" {
+				t.Errorf("%d %s, want 400 invalid_id_token", a.status, a.body)
+			}
+			if _, ok := b.me(); ok {
+				t.Error("signed in")
+			}
+		})
+	}
+	if users, _ := e.store.ListUsers(t.Context()); len(users) != 0 {
+		t.Errorf("users created: %+v", users)
+	}
+	// The untouched token still works, and an audience list naming us with
+	// our azp is fine.
+	e.google.EditNextIDToken(func(c map[string]any) { c["aud"] = []string{googleClientID, "other"} })
+	if a := e.newBrowser().flow("/auth/login/google"); a.status != http.StatusSeeOther {
+		t.Errorf("valid token with audience list: %d %s", a.status, a.body)
+	}
+}
+
+// email_verified false in the ID token: no new user.
+func TestOAuthGoogleUnverifiedClaim(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{})
+	e.google.SetNext(oauthtest.Account{Subject: "g-1", Email: "ida@example.com", EmailVerified: true})
+	e.google.EditNextIDToken(func(c map[string]any) { c["email_verified"] = "false" })
+	if a := e.newBrowser().flow("/auth/login/google"); a.status != http.StatusForbidden || a.problemCode() != "email_not_verified" {
+		t.Errorf("%d %s", a.status, a.body)
+	}
+}
+
+// An ID token without email claims: the email comes from /userinfo.
+func TestOAuthGoogleUserinfoFallback(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{})
+	e.google.OmitEmailClaims(true)
+	e.google.SetNext(oauthtest.Account{Subject: "g-77", Email: "Info@Example.com", EmailVerified: true})
+	b := e.newBrowser()
+	if a := b.flow("/auth/login/google"); a.status != http.StatusSeeOther {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	if me, _ := b.me(); me.Email != "info@example.com" {
+		t.Errorf("email = %q, want it from /userinfo", me.Email)
+	}
+}
+
+// checkIDToken accepts both spellings of Google's issuer by default and
+// only the configured one when set.
+func TestCheckIDTokenIssuer(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	defaults, err := newProviders([]ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configured, _ := newProviders([]ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google", Issuer: "http://fake"}})
+	claims := func(iss string) idTokenClaims {
+		return idTokenClaims{Issuer: iss, Audience: audience{"cid"}, Expiry: json.Number("1700000060"), Nonce: "n", Subject: "s"}
+	}
+	tests := []struct {
+		p    *provider
+		iss  string
+		want bool
+	}{
+		{defaults["google"], "https://accounts.google.com", true},
+		{defaults["google"], "accounts.google.com", true},
+		{defaults["google"], "http://fake", false},
+		{configured["google"], "http://fake", true},
+		{configured["google"], "https://accounts.google.com", false},
+	}
+	for _, tt := range tests {
+		err := tt.p.checkIDToken(claims(tt.iss), "n", now)
+		if (err == nil) != tt.want {
+			t.Errorf("issuer %q with %v: err = %v", tt.iss, tt.p.issuers, err)
+		}
+	}
+	if err := defaults["google"].checkIDToken(claims("accounts.google.com"), "n", now.Add(time.Minute)); err == nil {
+		t.Error("a token at its exp second was accepted")
+	}
+}
+
+// parseIDToken refuses what is not a compact JWS with a claims object.
+func TestParseIDToken(t *testing.T) {
+	enc := base64.RawURLEncoding.EncodeToString
+	for _, raw := range []string{"", "a.b", "a.!!!.c", "a." + enc([]byte("[1]")) + ".c", "a." + enc([]byte("not json")) + ".c"} {
+		if _, err := parseIDToken(raw); err == nil {
+			t.Errorf("parseIDToken(%q) accepted", raw)
+		}
+	}
+	c, err := parseIDToken("h." + enc([]byte(`{"sub":"1","aud":["a","b"],"exp":1.7e9,"email_verified":"true"}`)) + ".sig")
+	if err != nil || c.Subject != "1" || len(c.Audience) != 2 || !bool(c.EmailVerified) {
+		t.Errorf("parseIDToken = %+v, %v", c, err)
+	}
+}
+
+// newProviders refuses configurations that cannot work.
+func TestNewProvidersRefuses(t *testing.T) {
+	ok := ProviderConfig{Name: "github", ClientID: "id", ClientSecret: "s", RedirectURL: "http://x/auth/callback/github"}
+	bad := map[string][]ProviderConfig{
+		"unsupported": {{Name: "gitlab", ClientID: "id", ClientSecret: "s", RedirectURL: "r"}},
+		"no secret":   {{Name: "github", ClientID: "id", RedirectURL: "r"}},
+		"no redirect": {{Name: "github", ClientID: "id", ClientSecret: "s"}},
+		"twice":       {ok, ok},
+	}
+	for name, cfgs := range bad {
+		if _, err := newProviders(cfgs); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	m, err := newProviders([]ProviderConfig{ok})
+	if err != nil || m["github"].oauth.Endpoint.AuthURL != "https://github.com/login/oauth/authorize" || m["github"].infoURL != "https://api.github.com" {
+		t.Errorf("defaults: %v %+v", err, m["github"])
+	}
+}

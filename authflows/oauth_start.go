@@ -1,0 +1,106 @@
+package authflows
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// transactionCookie binds a pending OAuth flow to the browser that started
+// it (OA1). It is sent only to the callback, lives as long as the flow, and
+// holds a random value whose hash the flow stores.
+const (
+	transactionCookie = "gatehouse_oauth"
+	transactionPath   = "/auth/callback/"
+)
+
+// oauthFlowTTL is how long the user has at the provider (OA1: at most 10 min).
+const oauthFlowTTL = 10 * time.Minute
+
+// oauthLogin starts signing in with a provider: GET /auth/login/{provider}.
+func (h *Handler) oauthLogin(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.configuredProvider(w, r)
+	if !ok {
+		return
+	}
+	h.startFlow(w, r, p, storage.PurposeLogin, storage.Hash{})
+}
+
+// oauthLink starts attaching a provider account to the signed-in user:
+// GET /auth/link/{provider}. Without a session it answers per --mode.
+func (h *Handler) oauthLink(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.configuredProvider(w, r)
+	if !ok {
+		return
+	}
+	s, err := h.currentSession(r)
+	if errors.Is(err, errNoSession) {
+		h.cfg.Denier.Deny(w, r)
+		return
+	}
+	if err != nil {
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	h.startFlow(w, r, p, storage.PurposeLink, s.IDHash)
+}
+
+// startFlow stores a pending flow under the hash of a fresh state, sets the
+// transaction cookie and sends the browser to the provider with the state,
+// the PKCE S256 challenge (OA2), the configured redirect_uri (OA3), the
+// minimal scopes (OA11) and, for Google, a nonce.
+func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider, purpose string, sessionHash storage.Hash) {
+	state := newSecret() // 256 bits
+	browser := newSecret()
+	now := h.now()
+	flow := storage.OAuthFlow{
+		StateHash:   storage.HashSecret(state),
+		Provider:    p.Name,
+		Purpose:     purpose,
+		Verifier:    oauth2.GenerateVerifier(),
+		Redirect:    localRedirect(r.URL.Query().Get("rd")),
+		BrowserHash: storage.HashSecret(browser),
+		SessionHash: sessionHash,
+		CreatedAt:   now,
+		ExpiresAt:   now.Add(oauthFlowTTL),
+	}
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(flow.Verifier)}
+	if p.kind.oidc {
+		flow.Nonce = newSecret()
+		opts = append(opts, oauth2.SetAuthURLParam("nonce", flow.Nonce))
+	}
+	if err := h.store.CreateOAuthFlow(r.Context(), flow); err != nil {
+		h.oauthStoreFailed(w, r, err)
+		return
+	}
+	http.SetCookie(w, h.transactionCookie(browser, int(oauthFlowTTL.Seconds())))
+	h.event(r, "oauth_started", slog.String("provider", p.Name), slog.String("purpose", purpose))
+	http.Redirect(w, r, p.oauth.AuthCodeURL(state, opts...), http.StatusFound)
+}
+
+// transactionCookie is HttpOnly, SameSite=Lax (the provider's redirect back
+// is a top-level GET, which Lax lets through), limited to the callback path;
+// maxAge < 0 expires it.
+func (h *Handler) transactionCookie(value string, maxAge int) *http.Cookie {
+	return &http.Cookie{
+		Name:     transactionCookie,
+		Value:    value,
+		Path:     transactionPath,
+		MaxAge:   maxAge,
+		HttpOnly: true,
+		Secure:   h.cfg.CookieSecure,
+		SameSite: http.SameSiteLaxMode,
+	}
+}
+
+// oauthStoreFailed answers a store failure: logged, 503, nothing else said.
+func (h *Handler) oauthStoreFailed(w http.ResponseWriter, r *http.Request, err error) {
+	h.log.ErrorContext(r.Context(), "store failed", "path", r.URL.Path, "err", err)
+	web.WriteProblem(w, r, errStoreUnavailable)
+}

@@ -1,0 +1,71 @@
+// Command gatehouse is an authenticating reverse proxy: it answers /auth/
+// itself, checks the session cookie on every other request and forwards
+// signed-in requests to one upstream app with the user's identity in headers.
+//
+// This package only parses flags and wires the packages together:
+// cmd/gatehouse → proxy, authflows, authflows/mail → storage, storage/bolt.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run is main without the process: it returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			fmt.Fprintln(stdout, "gatehouse", version)
+			return 0
+		case "users":
+			return runUsers(args[1:], stdin, stdout, stderr, getenv)
+		}
+	}
+	cfg, err := parseServe(args, getenv, stdout)
+	if errors.Is(err, errHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
+		return 2
+	}
+	logger := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := newServer(ctx, cfg, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
+		return 1
+	}
+	if err := srv.listenAndServe(ctx); err != nil {
+		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// newLogger returns the slog logger of --log-format and --log-level. Both
+// handlers escape CR and LF in values, so user input cannot forge lines (LG3).
+func newLogger(w io.Writer, format, level string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

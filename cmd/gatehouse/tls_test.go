@@ -1,0 +1,648 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/letsencrypt/pebble/v2/ca"
+	"github.com/letsencrypt/pebble/v2/db"
+	"github.com/letsencrypt/pebble/v2/va"
+	"github.com/letsencrypt/pebble/v2/wfe"
+	"github.com/miekg/dns"
+)
+
+// waitLimit bounds every poll; generous, since no timing decides a test.
+const waitLimit = 90 * time.Second
+
+// TestTLSDisabledReturnsNil: without --tls-domain or --tls-cert there is nothing to serve.
+func TestTLSDisabledReturnsNil(t *testing.T) {
+	ts, err := newTLS(t.Context(), TLSConfig{}, nil, slog.New(slog.DiscardHandler))
+	if ts != nil || err != nil {
+		t.Fatalf("newTLS without --tls-domain or --tls-cert = %v, %v; want nil, nil", ts, err)
+	}
+}
+
+// TestTLSACMEHTTP01 obtains a certificate from an in-process Pebble that
+// validates HTTP-01 for real against HTTPHandler, then checks what a client
+// sees and that a restart reuses the stored certificate.
+func TestTLSACMEHTTP01(t *testing.T) {
+	const domain = "http01.gatehouse.test"
+	logger, _ := testLogger(t)
+	tlsLn, httpLn := listenLocal(t), listenLocal(t)
+	pebble := startPebble(t, "http-01", port(httpLn), port(tlsLn))
+	base := mustURL(t, "https://"+domain+":8443")
+	c := TLSConfig{
+		Domains:    []string{domain},
+		Email:      "ops@gatehouse.test",
+		CA:         pebble.directory,
+		CARoot:     pebble.caRoot,
+		Storage:    t.TempDir(),
+		HTTPListen: httpLn.Addr().String(),
+	}
+	site := serveSite(t, c, base, logger, tlsLn, httpLn)
+
+	leaf := waitForCert(t, site.httpsAddr, domain, pebble.roots)
+	if got := site.challenges.Load(); got == 0 {
+		t.Error("HTTPHandler answered no HTTP-01 challenge, yet Pebble offered only http-01")
+	}
+	if got := pebble.orders.Load(); got != 1 {
+		t.Errorf("Pebble saw %d orders, want 1", got)
+	}
+
+	t.Run("HTTPS GET verifies against Pebble's root and carries HSTS", func(t *testing.T) {
+		resp, err := httpsClient(site.httpsAddr, domain, pebble.roots).Get("https://" + domain + "/hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || string(body) != "hello from upstream" {
+			t.Errorf("GET = %d %q", resp.StatusCode, body)
+		}
+		if got := resp.Header.Get("Strict-Transport-Security"); got != hstsValue {
+			t.Errorf("Strict-Transport-Security = %q, want %q", got, hstsValue)
+		}
+	})
+	t.Run("plain HTTP redirects to the base URL host, path and query kept", func(t *testing.T) {
+		assertRedirect(t, site.httpAddr, "https://"+base.Host)
+	})
+	t.Run("no certificate for other server names", func(t *testing.T) {
+		for _, name := range []string{"other.gatehouse.test", ""} {
+			if err := handshake(site.httpsAddr, &tls.Config{ServerName: name, InsecureSkipVerify: true}); err == nil {
+				t.Errorf("handshake with server name %q succeeded", name)
+			}
+		}
+		if got := pebble.orders.Load(); got != 1 {
+			t.Errorf("an unknown server name led to an order: %d orders, want 1", got)
+		}
+	})
+	t.Run("TLS 1.1 refused", func(t *testing.T) {
+		assertTLS11Refused(t, site.httpsAddr, domain)
+	})
+	t.Run("restart serves the stored certificate without a new order", func(t *testing.T) {
+		site.stop()
+		tlsLn, httpLn := listenLocal(t), listenLocal(t)
+		c := c
+		c.HTTPListen = httpLn.Addr().String()
+		restarted := serveSite(t, c, base, logger, tlsLn, httpLn)
+		again := waitForCert(t, restarted.httpsAddr, domain, pebble.roots)
+		if again.SerialNumber.Cmp(leaf.SerialNumber) != 0 {
+			t.Errorf("after restart serial %v, want the stored %v", again.SerialNumber, leaf.SerialNumber)
+		}
+		if got := pebble.orders.Load(); got != 1 {
+			t.Errorf("Pebble saw %d orders after the restart, want 1", got)
+		}
+	})
+}
+
+// TestTLSACMETLSALPN01 has Pebble offer only TLS-ALPN-01, which it validates
+// against the main listener through tlsServing.Config.
+func TestTLSACMETLSALPN01(t *testing.T) {
+	const domain = "alpn.gatehouse.test"
+	logger, _ := testLogger(t)
+	tlsLn, httpLn := listenLocal(t), listenLocal(t)
+	pebble := startPebble(t, "tls-alpn-01", port(httpLn), port(tlsLn))
+	c := TLSConfig{
+		Domains:    []string{domain},
+		CA:         pebble.directory,
+		CARoot:     pebble.caRoot,
+		Storage:    t.TempDir(),
+		HTTPListen: httpLn.Addr().String(),
+	}
+	site := serveSite(t, c, mustURL(t, "https://"+domain), logger, tlsLn, httpLn)
+
+	leaf := waitForCert(t, site.httpsAddr, domain, pebble.roots)
+	if len(leaf.DNSNames) != 1 || leaf.DNSNames[0] != domain {
+		t.Errorf("certificate names %v, want [%s]", leaf.DNSNames, domain)
+	}
+	if got := site.challenges.Load(); got != 0 {
+		t.Errorf("HTTPHandler answered %d HTTP-01 challenges, yet Pebble offered only tls-alpn-01", got)
+	}
+	if got := pebble.orders.Load(); got != 1 {
+		t.Errorf("Pebble saw %d orders, want 1", got)
+	}
+}
+
+// TestTLSStaticCertificate serves --tls-cert/--tls-key with HSTS, TLS 1.2+
+// and the HTTP redirect.
+func TestTLSStaticCertificate(t *testing.T) {
+	authority := newTestCA(t)
+	dir := t.TempDir()
+	c := TLSConfig{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")}
+	serial := authority.writePair(t, c.CertFile, c.KeyFile, "static.gatehouse.test")
+	base := mustURL(t, "https://static.gatehouse.test")
+	logger, _ := testLogger(t)
+	site := serveSite(t, c, base, logger, listenLocal(t), listenLocal(t))
+
+	resp, err := httpsClient(site.httpsAddr, "static.gatehouse.test", authority.pool).Get("https://static.gatehouse.test/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.TLS.PeerCertificates[0].SerialNumber; got.Cmp(serial) != 0 {
+		t.Errorf("served serial %v, want %v", got, serial)
+	}
+	if got := resp.Header.Get("Strict-Transport-Security"); got != hstsValue {
+		t.Errorf("Strict-Transport-Security = %q, want %q", got, hstsValue)
+	}
+	assertTLS11Refused(t, site.httpsAddr, "static.gatehouse.test")
+	assertRedirect(t, site.httpAddr, "https://static.gatehouse.test")
+}
+
+// TestTLSStaticReload replaces the files under a running server: a good
+// pair is picked up, a broken one is logged and the old certificate stays.
+func TestTLSStaticReload(t *testing.T) {
+	authority := newTestCA(t)
+	dir := t.TempDir()
+	c := TLSConfig{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")}
+	const name = "reload.gatehouse.test"
+	authority.writePair(t, c.CertFile, c.KeyFile, name)
+	logger, logs := testLogger(t)
+	ts, err := newStaticTLS(t.Context(), c, redirectHTTPS(mustURL(t, "https://"+name)), logger, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ts.Close)
+	ln := listenLocal(t)
+	srv := &http.Server{Handler: http.NotFoundHandler(), TLSConfig: ts.Config, ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.ServeTLS(ln, "", "")
+	t.Cleanup(func() { srv.Close() })
+	addr := ln.Addr().String()
+	served := func() *big.Int {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{ServerName: name, RootCAs: authority.pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].SerialNumber
+	}
+	waitServed := func(want *big.Int) {
+		t.Helper()
+		for deadline := time.Now().Add(waitLimit); served().Cmp(want) != 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("still serving %v, want %v", served(), want)
+			}
+		}
+	}
+
+	second := authority.writePair(t, c.CertFile, c.KeyFile, name)
+	waitServed(second)
+
+	mark := len(logs.String())
+	writeFile(t, c.CertFile, []byte("-----BEGIN CERTIFICATE-----\nbroken\n-----END CERTIFICATE-----\n"))
+	for deadline := time.Now().Add(waitLimit); !strings.Contains(logs.String()[mark:], "reloading certificate failed"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a broken certificate file was never reported")
+		}
+	}
+	if got := served(); got.Cmp(second) != 0 {
+		t.Errorf("after a broken replacement serving %v, want the previous %v", got, second)
+	}
+
+	third := authority.writePair(t, c.CertFile, c.KeyFile, name)
+	waitServed(third)
+}
+
+// TestTLSStartErrorsNameTheFlag: unusable files stop the start with a
+// one-line error naming the flag.
+func TestTLSStartErrorsNameTheFlag(t *testing.T) {
+	authority := newTestCA(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	authority.writePair(t, certFile, keyFile, "a.gatehouse.test")
+	otherCert, otherKey := filepath.Join(dir, "other-cert.pem"), filepath.Join(dir, "other-key.pem")
+	authority.writePair(t, otherCert, otherKey, "b.gatehouse.test")
+	garbage := filepath.Join(dir, "garbage.pem")
+	writeFile(t, garbage, []byte("not PEM"))
+	aFile := filepath.Join(dir, "a-file")
+	writeFile(t, aFile, []byte("x"))
+	missing := filepath.Join(dir, "missing.pem")
+	acme := func(caRoot, storage string) TLSConfig {
+		return TLSConfig{Domains: []string{"a.gatehouse.test"}, CA: "https://127.0.0.1:1/dir", CARoot: caRoot, Storage: storage}
+	}
+	for _, tc := range []struct {
+		name string
+		c    TLSConfig
+		flag string
+	}{
+		{"missing certificate", TLSConfig{CertFile: missing, KeyFile: keyFile}, "--tls-cert"},
+		{"missing key", TLSConfig{CertFile: certFile, KeyFile: missing}, "--tls-key"},
+		{"certificate not PEM", TLSConfig{CertFile: garbage, KeyFile: keyFile}, "--tls-cert"},
+		{"key of another certificate", TLSConfig{CertFile: certFile, KeyFile: otherKey}, "--tls-cert"},
+		{"missing ACME root", acme(missing, t.TempDir()), "--acme-ca-root"},
+		{"ACME root not PEM", acme(garbage, t.TempDir()), "--acme-ca-root"},
+		{"storage under a file", acme("", filepath.Join(aFile, "certs")), "--tls-storage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, err := newTLS(t.Context(), tc.c, mustURL(t, "https://a.gatehouse.test"), slog.New(slog.DiscardHandler))
+			if err == nil {
+				ts.Close()
+				t.Fatal("newTLS succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.flag) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q: want one line naming %s", err, tc.flag)
+			}
+		})
+	}
+}
+
+// TestTLSClientCanSpeakTLS11 shows that the TLS 1.1 client of
+// assertTLS11Refused does connect when a server allows it, so a refusal
+// comes from Gatehouse's MinVersion.
+func TestTLSClientCanSpeakTLS11(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS10}
+	srv.StartTLS()
+	defer srv.Close()
+	if err := handshake(srv.Listener.Addr().String(), tls11Client("example.com")); err != nil {
+		t.Fatalf("TLS 1.1 client against a TLS 1.0+ server: %v", err)
+	}
+}
+
+// site is a running HTTPS server with a tlsServing, and its --http-listen.
+type site struct {
+	httpsAddr, httpAddr string
+	challenges          atomic.Int64 // HTTP-01 challenge requests answered 200 by HTTPHandler
+	stop                func()
+}
+
+// serveSite runs newTLS and serves like server.go: an upstream stand-in
+// behind hsts on tlsLn, HTTPHandler on httpLn.
+func serveSite(t *testing.T, c TLSConfig, base *url.URL, logger *slog.Logger, tlsLn, httpLn net.Listener) *site {
+	t.Helper()
+	ts, err := newTLS(t.Context(), c, base, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &site{httpsAddr: tlsLn.Addr().String(), httpAddr: httpLn.Addr().String()}
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello from upstream") })
+	discard := log.New(io.Discard, "", 0)
+	secure := &http.Server{Handler: hsts(upstream), TLSConfig: ts.Config, ErrorLog: discard}
+	plain := &http.Server{Handler: s.countChallenges(ts.HTTPHandler), ErrorLog: discard}
+	go secure.ServeTLS(tlsLn, "", "")
+	go plain.Serve(httpLn)
+	s.stop = sync.OnceFunc(func() {
+		secure.Close()
+		plain.Close()
+		ts.Close()
+	})
+	t.Cleanup(s.stop)
+	return s
+}
+
+// countChallenges counts the ACME HTTP-01 requests h answers with 200.
+func (s *site) countChallenges(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		if strings.HasPrefix(r.URL.Path, "/.well-known/acme-challenge/") && sw.status == http.StatusOK {
+			s.challenges.Add(1)
+		}
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+// WriteHeader records the status.
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// testPebble is Let's Encrypt's test CA, run in-process on 127.0.0.1.
+type testPebble struct {
+	directory string         // ACME directory URL
+	caRoot    string         // PEM file of the directory's HTTPS certificate, for --acme-ca-root
+	roots     *x509.CertPool // Pebble's issuing root
+	orders    atomic.Int64   // new-order requests
+}
+
+// startPebble runs Pebble with real challenge validation: its VA resolves
+// every name to 127.0.0.1 through an in-test DNS server and connects to
+// httpPort (HTTP-01) and tlsPort (TLS-ALPN-01). Authorizations offer only
+// the challenge type offer, so each test knows which path is exercised.
+func startPebble(t *testing.T, offer string, httpPort, tlsPort int) *testPebble {
+	t.Setenv("PEBBLE_VA_NOSLEEP", "1")      // no random 0-5 s wait before validating
+	t.Setenv("PEBBLE_WFE_NONCEREJECT", "0") // no deliberate badNonce errors
+	t.Setenv("PEBBLE_AUTHZREUSE", "0")      // every order validates afresh
+	logs := &logBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("pebble log:\n%s", logs)
+		}
+	})
+	pebbleLog := log.New(logs, "pebble ", log.Lmicroseconds)
+	store := db.NewMemoryStore()
+	authority := ca.New(pebbleLog, store, "", "ecdsa", 0, 1, map[string]ca.Profile{"default": {Description: "default"}})
+	validator := va.New(pebbleLog, httpPort, tlsPort, false, startDNS(t), store)
+	frontEnd := wfe.New(pebbleLog, store, validator, authority, []string{"pebble.letsencrypt.org"}, false, false, 0, 0)
+	acme := frontEnd.Handler()
+
+	p := &testPebble{roots: x509.NewCertPool()}
+	p.roots.AddCert(authority.GetRootCert(0).Cert)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/order-plz": // Pebble's new-order path
+			p.orders.Add(1)
+		case strings.HasPrefix(r.URL.Path, "/authZ/"): // an authorization and its challenges
+			offerOnly(w, r, acme, offer)
+			return
+		}
+		acme.ServeHTTP(w, r)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	p.directory = srv.URL + wfe.DirectoryPath
+	p.caRoot = filepath.Join(t.TempDir(), "pebble-directory.pem")
+	writeFile(t, p.caRoot, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	return p
+}
+
+// offerOnly serves an authorization with its challenges cut to one type.
+func offerOnly(w http.ResponseWriter, r *http.Request, acme http.Handler, offer string) {
+	rec := httptest.NewRecorder()
+	acme.ServeHTTP(rec, r)
+	body := rec.Body.Bytes()
+	var authz map[string]any
+	if json.Unmarshal(body, &authz) == nil {
+		if challenges, ok := authz["challenges"].([]any); ok {
+			var kept []any
+			for _, c := range challenges {
+				if m, ok := c.(map[string]any); ok && m["type"] == offer {
+					kept = append(kept, c)
+				}
+			}
+			authz["challenges"] = kept
+			body, _ = json.Marshal(authz)
+		}
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(rec.Code)
+	w.Write(body)
+}
+
+// startDNS answers every A query with 127.0.0.1 (and nothing else), over
+// TCP as Pebble's VA asks, and returns its address.
+func startDNS(t *testing.T) string {
+	ln := listenLocal(t)
+	started := make(chan struct{})
+	srv := &dns.Server{Listener: ln, NotifyStartedFunc: func() { close(started) }, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
+		reply := new(dns.Msg)
+		reply.SetReply(req)
+		for _, q := range req.Question {
+			if q.Qtype == dns.TypeA {
+				reply.Answer = append(reply.Answer, &dns.A{
+					Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
+					A:   net.IPv4(127, 0, 0, 1),
+				})
+			}
+		}
+		w.WriteMsg(reply)
+	})}
+	go srv.ActivateAndServe()
+	<-started
+	t.Cleanup(func() { srv.Shutdown() })
+	return ln.Addr().String()
+}
+
+// waitForCert polls until addr completes a verified handshake for name and
+// returns the leaf certificate.
+func waitForCert(t *testing.T, addr, name string, roots *x509.CertPool) *x509.Certificate {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, &tls.Config{ServerName: name, RootCAs: roots})
+		if err == nil {
+			defer conn.Close()
+			return conn.ConnectionState().PeerCertificates[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no verified certificate for %s at %s: %v", name, addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// assertRedirect checks that a plain GET, whatever its Host, is sent to
+// target with path and query unchanged.
+func assertRedirect(t *testing.T, httpAddr, target string) {
+	t.Helper()
+	client := &http.Client{
+		Transport:     &http.Transport{DialContext: dialTo(httpAddr)},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	const pathAndQuery = "/some/path%2Fx?q=1&rd=%2Fback"
+	resp, err := client.Get("http://evil.example" + pathAndQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != target+pathAndQuery {
+		t.Errorf("GET = %d Location %q; want 308 to %q", resp.StatusCode, resp.Header.Get("Location"), target+pathAndQuery)
+	}
+}
+
+// assertTLS11Refused checks that a client limited to TLS 1.1 gets no connection.
+func assertTLS11Refused(t *testing.T, addr, name string) {
+	t.Helper()
+	if err := handshake(addr, tls11Client(name)); err == nil {
+		t.Error("a TLS 1.1 client completed a handshake")
+	}
+}
+
+// tls11Client offers TLS 1.0 and 1.1 only.
+func tls11Client(name string) *tls.Config {
+	return &tls.Config{ServerName: name, InsecureSkipVerify: true, MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}
+}
+
+// handshake connects to addr and completes a TLS handshake.
+func handshake(addr string, config *tls.Config) error {
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, config)
+	if err == nil {
+		conn.Close()
+	}
+	return err
+}
+
+// httpsClient sends every request to addr with TLS for serverName.
+func httpsClient(addr, serverName string, roots *x509.CertPool) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext:     dialTo(addr),
+		TLSClientConfig: &tls.Config{ServerName: serverName, RootCAs: roots},
+	}}
+}
+
+// dialTo connects to addr whatever the URL says.
+func dialTo(addr string) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
+// testCA issues certificates for the static-file tests.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pool *x509.CertPool
+}
+
+// newTestCA makes a self-signed CA valid for an hour.
+func newTestCA(t *testing.T) *testCA {
+	key := newKey(t)
+	template := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "gatehouse test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &testCA{cert: cert, key: key, pool: pool}
+}
+
+// writePair issues a certificate for name, replaces both files with it and
+// its key (each by rename, as a deploy tool would) and returns its serial.
+func (ca *testCA) writePair(t *testing.T, certFile, keyFile, name string) *big.Int {
+	key := newKey(t)
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	template := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: name},
+		DNSNames:     []string{name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))
+	writeFile(t, certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	return serial
+}
+
+// newKey makes a P-256 key.
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// writeFile replaces path atomically with data.
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := tmp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// listenLocal listens on a free port of 127.0.0.1 until the test ends.
+func listenLocal(t *testing.T) net.Listener {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// port is the TCP port of ln.
+func port(ln net.Listener) int { return ln.Addr().(*net.TCPAddr).Port }
+
+// mustURL parses raw.
+func mustURL(t *testing.T, raw string) *url.URL {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// testLogger logs into a buffer that is printed when the test fails.
+func testLogger(t *testing.T) (*slog.Logger, *logBuffer) {
+	logs := &logBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("gatehouse log:\n%s", logs)
+		}
+	})
+	return slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), logs
+}
+
+// logBuffer is a bytes.Buffer safe for the goroutines of certmagic and Pebble.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,208 @@
+package proxy
+
+import (
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"strings"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+)
+
+// Header names a client may not send, compared case-insensitively with "_"
+// read as "-": some upstream stacks (CGI, WSGI, Rack, PHP) map both spellings
+// to the same variable (oauth2-proxy CVE-2025-64484).
+var (
+	// Identity: only Gatehouse says who the user is (PX1). The oauth2-proxy
+	// and Grafana auth-proxy names are included for apps that migrate.
+	identityHeaders = []string{
+		"x-forwarded-user", "x-forwarded-email", "remote-user", "x-remote-user",
+		"x-forwarded-preferred-username", "x-forwarded-groups", "x-forwarded-access-token",
+	}
+	identityPrefixes = []string{"x-auth-request-", "x-webauth-"}
+
+	// Routing: headers that some upstreams prefer to the request line
+	// (Symfony, IIS, nginx auth_request). The decision never reads them (PX4)
+	// and the upstream does not get the client's copies.
+	routingHeaders = []string{"x-original-url", "x-original-uri", "x-rewrite-url", "x-forwarded-uri"}
+
+	// Forwarding: Gatehouse sets these itself (see rewrite); spelled with "_"
+	// they would slip past that, so they are removed.
+	forwardingHeaders = []string{"x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip"}
+)
+
+// removeClientHeaders deletes every forged identity or routing header, in
+// every spelling, from the request as received.
+func removeClientHeaders(h http.Header) {
+	for name := range h {
+		if forbiddenHeader(name) {
+			delete(h, name)
+		}
+	}
+}
+
+func forbiddenHeader(name string) bool {
+	if name == "" {
+		return false
+	}
+	switch lowerASCII(name[0]) {
+	case 'x', 'r', 'f': // every name in the lists starts with one of these
+	default:
+		return false
+	}
+	for _, n := range identityHeaders {
+		if headerEqual(name, n) {
+			return true
+		}
+	}
+	for _, prefix := range identityPrefixes {
+		if len(name) >= len(prefix) && headerEqual(name[:len(prefix)], prefix) {
+			return true
+		}
+	}
+	for _, n := range routingHeaders {
+		if headerEqual(name, n) {
+			return true
+		}
+	}
+	if strings.IndexByte(name, '_') >= 0 {
+		for _, n := range forwardingHeaders {
+			if headerEqual(name, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// headerEqual compares a header name to a lower-case, dash-spelled name,
+// ignoring case and reading "_" as "-". It does not allocate.
+func headerEqual(name, want string) bool {
+	if len(name) != len(want) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := lowerASCII(name[i])
+		if c == '_' {
+			c = '-'
+		}
+		if c != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// rewrite builds the upstream request (PX2, PX3, SS8). ReverseProxy calls it
+// after removing hop-by-hop headers, so a "Connection: X-Forwarded-User"
+// cannot remove what is set here, and after deleting the client's
+// Forwarded and X-Forwarded-For/-Host/-Proto.
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	pr.SetURL(p.upstream)
+	out := pr.Out.Header
+	removeCookie(out, p.cookieName)
+
+	// One backing array for the values set below: one allocation, not five.
+	values := make([]string, 5)
+	set := func(i int, name, value string) {
+		values[i] = value
+		out[name] = values[i : i+1 : i+1]
+	}
+	if state, ok := pr.In.Context().(*forwardState); ok && state.signedIn {
+		set(0, "X-Forwarded-User", state.userID)
+		set(1, "X-Forwarded-Email", state.email)
+	}
+	forwardedFor, trusted := p.forwardedFor(pr.In)
+	if forwardedFor != "" {
+		set(2, "X-Forwarded-For", forwardedFor)
+	}
+	set(3, "X-Forwarded-Host", pr.In.Host)
+	set(4, "X-Forwarded-Proto", p.forwardedProto(pr.In, trusted))
+	if trusted {
+		if v := pr.In.Header["Forwarded"]; len(v) > 0 {
+			out["Forwarded"] = v
+		}
+	} else {
+		delete(out, "X-Real-Ip")
+	}
+}
+
+// forwardedFor is the X-Forwarded-For to send: the peer's address, or, when
+// the peer is a trusted proxy, the chain it passed on from the first address
+// it did not itself trust (web.TrustedProxies.ClientIP) followed by the
+// peer. Hops left of that address are the client's own claims and dropped.
+func (p *Proxy) forwardedFor(r *http.Request) (chain string, trusted bool) {
+	peer, host := peerAddr(r.RemoteAddr)
+	if !peer.IsValid() || !trusts(p.trusted, peer) {
+		return host, false
+	}
+	var believed []string // right to left
+	hops := r.Header.Values("X-Forwarded-For")
+walk:
+	for i := len(hops) - 1; i >= 0; i-- {
+		parts := strings.Split(hops[i], ",")
+		for j := len(parts) - 1; j >= 0; j-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
+			if err != nil {
+				break walk
+			}
+			a = a.Unmap()
+			believed = append(believed, a.String())
+			if !trusts(p.trusted, a) {
+				break walk
+			}
+		}
+	}
+	var b strings.Builder
+	for i := len(believed) - 1; i >= 0; i-- {
+		b.WriteString(believed[i])
+		b.WriteString(", ")
+	}
+	b.WriteString(host)
+	return b.String(), true
+}
+
+// forwardedProto is https when Gatehouse terminates TLS; behind a trusted
+// proxy, that proxy's X-Forwarded-Proto when it says http or https.
+func (p *Proxy) forwardedProto(r *http.Request, trusted bool) string {
+	if p.proto == "https" || !trusted {
+		return p.proto
+	}
+	switch v := r.Header.Get("X-Forwarded-Proto"); {
+	case strings.EqualFold(v, "https"):
+		return "https"
+	case strings.EqualFold(v, "http"):
+		return "http"
+	}
+	return p.proto
+}
+
+// peerAddr parses the TCP peer; host is its text form without the port,
+// empty when the peer is not an IP address.
+func peerAddr(remoteAddr string) (netip.Addr, string) {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	if err != nil {
+		return netip.Addr{}, ""
+	}
+	if a := ap.Addr(); a.Is4() {
+		return a, remoteAddr[:strings.LastIndexByte(remoteAddr, ':')] // no allocation
+	}
+	a := ap.Addr().Unmap()
+	return a, a.String()
+}
+
+func trusts(t web.TrustedProxies, a netip.Addr) bool {
+	for _, prefix := range t {
+		if prefix.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,135 @@
+package proxy
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// session looks up the request's session: one store read per request, so a
+// revoked session stops working on the next one (SS3). No cookie, an
+// unknown id or an expired session is "not signed in" and writes nothing;
+// any other store error is returned, and the caller fails closed (SS9).
+func (p *Proxy) session(r *http.Request) (storage.Session, bool, error) {
+	id := sessionCookie(r.Header, p.cookieName)
+	if id == "" {
+		return storage.Session{}, false, nil
+	}
+	idHash := storage.HashSecret(id)
+	start := time.Now()
+	s, err := p.sessions.Session(r.Context(), idHash)
+	p.metrics.lookup.Observe(time.Since(start).Seconds())
+	if errors.Is(err, storage.ErrNotFound) {
+		return storage.Session{}, false, nil
+	}
+	if err != nil {
+		return storage.Session{}, false, err
+	}
+	now := p.clock()
+	if !s.Active(now, p.idleTTL) {
+		return storage.Session{}, false, nil
+	}
+	if p.lastSeen != nil && now.Sub(s.LastSeen) >= TouchInterval {
+		p.lastSeen.Seen(idHash, now)
+	}
+	return s, true, nil
+}
+
+// sessionCookie returns the value of the first cookie called name in the
+// Cookie header(s), the only place a session id is read from (SS7). It
+// parses only as far as needed and does not allocate.
+func sessionCookie(h http.Header, name string) string {
+	for _, line := range h["Cookie"] {
+		for len(line) > 0 {
+			var part string
+			part, line, _ = strings.Cut(line, ";")
+			k, v, _ := strings.Cut(part, "=")
+			if trimSpace(k) == name {
+				v = trimSpace(v)
+				if len(v) > 1 && v[0] == '"' && v[len(v)-1] == '"' {
+					v = v[1 : len(v)-1]
+				}
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// removeCookie deletes every cookie called name from the Cookie header(s),
+// keeping the others as they were (SS8).
+func removeCookie(h http.Header, name string) {
+	lines, ok := h["Cookie"]
+	if !ok {
+		return
+	}
+	kept := lines[:0]
+	for _, line := range lines {
+		if strings.Contains(line, name) {
+			line = withoutCookie(line, name)
+		}
+		if line != "" {
+			kept = append(kept, line)
+		}
+	}
+	if len(kept) == 0 {
+		delete(h, "Cookie")
+		return
+	}
+	h["Cookie"] = kept
+}
+
+func withoutCookie(line, name string) string {
+	var b strings.Builder
+	for rest := line; len(rest) > 0; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ";")
+		k, _, _ := strings.Cut(part, "=")
+		if trimSpace(k) == name || trimSpace(part) == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(trimSpace(part))
+	}
+	return b.String()
+}
+
+// modifyResponse drops any Set-Cookie of the session cookie's name, so the
+// upstream can neither plant nor clear a Gatehouse session (SS8).
+func (p *Proxy) modifyResponse(res *http.Response) error {
+	lines, ok := res.Header["Set-Cookie"]
+	if !ok {
+		return nil
+	}
+	kept := lines[:0]
+	for _, line := range lines {
+		if setCookieName(line) != p.cookieName {
+			kept = append(kept, line)
+		}
+	}
+	if len(kept) == 0 {
+		delete(res.Header, "Set-Cookie")
+		return nil
+	}
+	res.Header["Set-Cookie"] = kept
+	return nil
+}
+
+// setCookieName is the name a browser gives the cookie of a Set-Cookie line.
+// A nameless cookie ("=a=b") is sent back as "a=b", so it counts as "a".
+func setCookieName(line string) string {
+	first, _, _ := strings.Cut(line, ";")
+	name, value, _ := strings.Cut(first, "=")
+	if name = trimSpace(name); name == "" {
+		name, _, _ = strings.Cut(value, "=")
+		name = trimSpace(name)
+	}
+	return name
+}
+
+func trimSpace(s string) string { return strings.Trim(s, " \t") }

@@ -1,0 +1,91 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+)
+
+// Upstream connection settings (PX8). The upstream is one host, usually in
+// the same pod, so the idle pool is sized for the whole load rather than
+// http.DefaultTransport's two idle connections per host.
+const (
+	MaxIdleConns    = 512
+	IdleConnTimeout = 90 * time.Second
+	DialTimeout     = 5 * time.Second
+)
+
+// NewTransport returns the upstream transport: a large keep-alive pool, a
+// dial timeout, and responseHeaderTimeout as the limit on the wait for
+// response headers. Nothing bounds the body, so streams and WebSockets
+// last as long as they need. Proxy settings from the environment are
+// ignored: the upstream is reached directly.
+func NewTransport(responseHeaderTimeout time.Duration) *http.Transport {
+	dialer := &net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		DialContext:           dialer.DialContext,
+		MaxIdleConns:          MaxIdleConns,
+		MaxIdleConnsPerHost:   MaxIdleConns,
+		IdleConnTimeout:       IdleConnTimeout,
+		ResponseHeaderTimeout: responseHeaderTimeout,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// bufferPool lends ReverseProxy 32 KiB copy buffers.
+type bufferPool struct{}
+
+const copyBufferSize = 32 << 10
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}
+
+func (bufferPool) Get() []byte { return *copyBuffers.Get().(*[]byte) }
+
+func (bufferPool) Put(b []byte) {
+	if cap(b) == copyBufferSize {
+		b = b[:copyBufferSize]
+		copyBuffers.Put(&b)
+	}
+}
+
+var (
+	upstreamUnavailable = web.NewProblem(http.StatusBadGateway, "upstream_unavailable", "The application is not reachable")
+	upstreamTimeout     = web.NewProblem(http.StatusGatewayTimeout, "upstream_timeout", "The application did not answer in time")
+)
+
+// upstreamError answers a failed upstream round trip: 504 when the upstream
+// was too slow, else 502. The log line names the method and path (never
+// the query or cookies) and the transport's error.
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if state := stateOf(r.Context()); state != nil {
+		state.failed = true
+	}
+	timeout := isTimeout(err)
+	level := slog.LevelWarn
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		level = slog.LevelDebug // the client went away
+	}
+	p.logger.LogAttrs(r.Context(), level, "upstream request failed",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Bool("timeout", timeout), slog.String("error", err.Error()))
+	if timeout {
+		web.WriteProblem(w, r, upstreamTimeout)
+		return
+	}
+	web.WriteProblem(w, r, upstreamUnavailable)
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
+}

@@ -1,0 +1,159 @@
+package bolt
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+	"go.etcd.io/bbolt"
+)
+
+// IssueResetToken, in one transaction, stores t, voids every other token of
+// t.UserID and queues m, the mail carrying the token (its ID is assigned,
+// zero CreatedAt and NextAttempt become t.CreatedAt). An unknown user is
+// storage.ErrNotFound and nothing is written.
+func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken, m storage.Mail) error {
+	return s.update(ctx, func(tx *bbolt.Tx) error {
+		if _, err := getUser(tx, t.UserID); err != nil {
+			return err
+		}
+		if err := voidUserTokens(tx, t.UserID); err != nil {
+			return err
+		}
+		if err := deleteResetToken(tx, t.Hash); err != nil { // keeps the index exact
+			return err
+		}
+		if err := tx.Bucket(bucketResetTokens).Put(t.Hash[:], encodeResetToken(t)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketUserTokens).Put(userHashKey(t.UserID, t.Hash), nil); err != nil {
+			return err
+		}
+		_, err := enqueueMail(tx, withTimes(m, t.CreatedAt))
+		return err
+	})
+}
+
+// ResetTokenUser returns the user of a valid token (known, unused, not
+// expired at now) without consuming it; otherwise storage.ErrNotFound.
+func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now time.Time) (storage.User, error) {
+	var u storage.User
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		t, err := validResetToken(tx, tokenHash, now)
+		if err != nil {
+			return err
+		}
+		u, err = getUser(tx, t.UserID)
+		return err
+	})
+	return u, err
+}
+
+// CompleteReset, in one transaction: checks the token as ResetTokenUser does
+// (storage.ErrNotFound, nothing written), consumes it, sets the password
+// hash, voids every other token of the user, deletes every session of the
+// user with their index entries and queues notice unless notice.To is empty
+// (zero CreatedAt and NextAttempt become now). It returns the updated user
+// and the number of sessions deleted. Of concurrent calls with one token,
+// exactly one succeeds: bbolt runs write transactions one at a time.
+func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now time.Time,
+	passwordHash string, notice storage.Mail) (storage.User, int, error) {
+	var (
+		u        storage.User
+		sessions int
+	)
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		t, err := validResetToken(tx, tokenHash, now)
+		if err != nil {
+			return err
+		}
+		if u, err = getUser(tx, t.UserID); err != nil {
+			return err
+		}
+		u.PasswordHash = passwordHash
+		if err := tx.Bucket(bucketUsers).Put([]byte(u.ID), encodeUser(u)); err != nil {
+			return err
+		}
+		if err := voidUserTokens(tx, u.ID); err != nil { // the used token included
+			return err
+		}
+		if sessions, err = deleteUserSessions(tx, u.ID); err != nil {
+			return err
+		}
+		if notice.To != "" {
+			_, err = enqueueMail(tx, withTimes(notice, now))
+		}
+		return err
+	})
+	if err != nil {
+		return storage.User{}, 0, err
+	}
+	return u, sessions, nil
+}
+
+// DeleteExpiredResetTokens deletes tokens whose ExpiresAt is not after now
+// and reports how many. It deletes in chunks; see sweepChunk.
+func (s *Store) DeleteExpiredResetTokens(ctx context.Context, now time.Time) (int, error) {
+	expired := func(k, v []byte) bool {
+		var h storage.Hash
+		copy(h[:], k)
+		t, err := decodeResetToken(h, v)
+		return err == nil && !now.Before(t.ExpiresAt)
+	}
+	return s.sweepScan(ctx, bucketResetTokens, expired, func(tx *bbolt.Tx, k []byte) error {
+		var h storage.Hash
+		copy(h[:], k)
+		return deleteResetToken(tx, h)
+	})
+}
+
+// validResetToken returns the token stored under h if it has not expired at now.
+func validResetToken(tx *bbolt.Tx, h storage.Hash, now time.Time) (storage.ResetToken, error) {
+	v := tx.Bucket(bucketResetTokens).Get(h[:])
+	if v == nil {
+		return storage.ResetToken{}, notFound("reset token")
+	}
+	t, err := decodeResetToken(h, v)
+	if err != nil {
+		return storage.ResetToken{}, err
+	}
+	if !now.Before(t.ExpiresAt) {
+		return storage.ResetToken{}, notFound("reset token")
+	}
+	return t, nil
+}
+
+// voidUserTokens deletes every reset token of the user and its index entry.
+func voidUserTokens(tx *bbolt.Tx, userID string) error {
+	index := tx.Bucket(bucketUserTokens)
+	tokens := tx.Bucket(bucketResetTokens)
+	for _, h := range hashKeysWithPrefix(index, userPrefix(userID)) {
+		if err := tokens.Delete(h[:]); err != nil {
+			return err
+		}
+		if err := index.Delete(userHashKey(userID, h)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteResetToken deletes the token under h and its index entry.
+func deleteResetToken(tx *bbolt.Tx, h storage.Hash) error {
+	tokens := tx.Bucket(bucketResetTokens)
+	v := tokens.Get(h[:])
+	if v == nil {
+		return nil
+	}
+	t, err := decodeResetToken(h, v)
+	if err != nil {
+		return err
+	}
+	if err := tokens.Delete(h[:]); err != nil {
+		return err
+	}
+	if !validUserID(t.UserID) {
+		return nil
+	}
+	return tx.Bucket(bucketUserTokens).Delete(userHashKey(t.UserID, h))
+}

@@ -1,0 +1,107 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+	"go.etcd.io/bbolt"
+)
+
+// CreateUser stores u with its email normalized. The email must be free
+// (storage.ErrEmailTaken); an ID that is empty, longer than 255 bytes or
+// already used is refused too.
+func (s *Store) CreateUser(ctx context.Context, u storage.User) error {
+	return s.update(ctx, func(tx *bbolt.Tx) error { return insertUser(tx, u) })
+}
+
+// insertUser checks u and writes it with its email index entry.
+func insertUser(tx *bbolt.Tx, u storage.User) error {
+	u.Email = storage.NormalizeEmail(u.Email)
+	if !validUserID(u.ID) {
+		return errInvalid("user id must be 1 to %d bytes", maxUserIDLen)
+	}
+	if u.Email == "" {
+		return errInvalid("user email is empty")
+	}
+	byEmail := tx.Bucket(bucketUsersByEmail)
+	if byEmail.Get([]byte(u.Email)) != nil {
+		return fmt.Errorf("storage/bolt: create user: %w", storage.ErrEmailTaken)
+	}
+	users := tx.Bucket(bucketUsers)
+	if users.Get([]byte(u.ID)) != nil {
+		return fmt.Errorf("storage/bolt: create user: id %q already exists", u.ID)
+	}
+	if err := users.Put([]byte(u.ID), encodeUser(u)); err != nil {
+		return err
+	}
+	return byEmail.Put([]byte(u.Email), []byte(u.ID))
+}
+
+// UserByID returns the user, storage.ErrNotFound if there is none.
+func (s *Store) UserByID(ctx context.Context, id string) (storage.User, error) {
+	var u storage.User
+	err := s.view(ctx, func(tx *bbolt.Tx) (err error) {
+		u, err = getUser(tx, id)
+		return err
+	})
+	return u, err
+}
+
+// UserByEmail normalizes email and returns its user, storage.ErrNotFound if there is none.
+func (s *Store) UserByEmail(ctx context.Context, email string) (storage.User, error) {
+	var u storage.User
+	err := s.view(ctx, func(tx *bbolt.Tx) (err error) {
+		id := tx.Bucket(bucketUsersByEmail).Get([]byte(storage.NormalizeEmail(email)))
+		if id == nil {
+			return notFound("user by email")
+		}
+		u, err = getUser(tx, string(id))
+		return err
+	})
+	return u, err
+}
+
+// ListUsers returns every user, sorted by email.
+func (s *Store) ListUsers(ctx context.Context) ([]storage.User, error) {
+	var users []storage.User
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketUsers).ForEach(func(_, v []byte) error {
+			u, err := decodeUser(v)
+			users = append(users, u)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(users, func(a, b storage.User) int { return strings.Compare(a.Email, b.Email) })
+	return users, nil
+}
+
+// SetPasswordHash replaces the user's password hash (empty removes the
+// password); storage.ErrNotFound for an unknown user.
+func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) error {
+	return s.update(ctx, func(tx *bbolt.Tx) error {
+		u, err := getUser(tx, userID)
+		if err != nil {
+			return err
+		}
+		u.PasswordHash = hash
+		return tx.Bucket(bucketUsers).Put([]byte(u.ID), encodeUser(u))
+	})
+}
+
+// getUser reads and decodes one user inside tx.
+func getUser(tx *bbolt.Tx, id string) (storage.User, error) {
+	if id == "" {
+		return storage.User{}, notFound("user")
+	}
+	v := tx.Bucket(bucketUsers).Get([]byte(id))
+	if v == nil {
+		return storage.User{}, notFound("user")
+	}
+	return decodeUser(v)
+}
