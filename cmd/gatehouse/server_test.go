@@ -47,7 +47,13 @@ type gatehouse struct {
 
 // startGatehouse runs the real wiring (newServer, serve) with args added to
 // the defaults, on free loopback ports, with a cheap argon2 cost.
-func startGatehouse(t *testing.T, db string, args ...string) *gatehouse {
+func startGatehouse(t testing.TB, db string, args ...string) *gatehouse {
+	t.Helper()
+	return startGatehouseWith(t, db, nil, args...)
+}
+
+// startGatehouseWith is startGatehouse with a last say on the Config.
+func startGatehouseWith(t testing.TB, db string, tune func(*Config), args ...string) *gatehouse {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,6 +72,9 @@ func startGatehouse(t *testing.T, db string, args ...string) *gatehouse {
 		t.Fatal(err)
 	}
 	cfg.Argon2Memory, cfg.Argon2Time = 64, 1
+	if tune != nil {
+		tune(&cfg)
+	}
 	logs := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := newServer(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))

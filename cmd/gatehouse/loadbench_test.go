@@ -1,0 +1,315 @@
+//go:build loadbench
+
+package main
+
+// The load report of `make bench`: the upstream directly, a bare
+// httputil.ReverseProxy and Gatehouse with a valid session, side by side in
+// one process over loopback TCP, with 32 concurrent keep-alive clients. It
+// prints figures and never fails on a timing.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/storage"
+	"github.com/gatehouse-auth/gatehouse/storage/bolt"
+)
+
+const (
+	loadClients  = 32
+	loadDuration = 4 * time.Second
+)
+
+// loadResult is one measured run.
+type loadResult struct {
+	name     string
+	requests int
+	errors   int
+	status5x int
+	rps      float64
+	p50, p99 time.Duration
+}
+
+func (r loadResult) String() string {
+	return fmt.Sprintf("%-34s %9.0f req/s   p50 %7s   p99 %7s   errors %d",
+		r.name, r.rps, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.errors+r.status5x)
+}
+
+// hammer sends GETs to target from clients keep-alive connections for d.
+func hammer(name, target string, clients int, d time.Duration, header http.Header) loadResult {
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	lat := make([][]time.Duration, clients)
+	var errs, fivexx atomic.Int64
+	for i := range clients {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				req, _ := http.NewRequest(http.MethodGet, target, nil)
+				for k, v := range header {
+					req.Header[k] = v
+				}
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode >= 500 {
+					fivexx.Add(1)
+				} else if resp.StatusCode != http.StatusOK {
+					errs.Add(1)
+				}
+				lat[i] = append(lat[i], time.Since(start))
+			}
+		})
+	}
+	wg.Wait()
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	r := loadResult{name: name, requests: len(all), errors: int(errs.Load()), status5x: int(fivexx.Load())}
+	r.rps = float64(len(all)) / d.Seconds()
+	if len(all) > 0 {
+		r.p50, r.p99 = all[len(all)/2], all[len(all)*99/100]
+	}
+	return r
+}
+
+// loadUpstream answers a 1 KiB page, like a small app response.
+func loadUpstream(t testing.TB) *httptest.Server {
+	page := bytes.Repeat([]byte("x"), 1024)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write(page)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// bareProxy is the baseline: httputil.ReverseProxy with the same tuned transport.
+func bareProxy(t testing.TB, upstream string) string {
+	u, _ := url.Parse(upstream)
+	rp := &httputil.ReverseProxy{
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.SetXForwarded() },
+		Transport: proxy.NewTransport(time.Minute),
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := proxy.NewServer("", rp)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// populate writes n sessions (one of them for the returned cookie value)
+// into a new database and closes it.
+func populate(t testing.TB, db string, n int) string {
+	s, err := bolt.Open(db, bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	cookie := randomHex(32)
+	batch := make([]storage.Session, 0, 50_000)
+	flush := func() {
+		if err := s.ImportSessions(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+		batch = batch[:0]
+	}
+	for i := range n {
+		secret := randomHex(32)
+		if i == 0 {
+			secret = cookie
+		}
+		batch = append(batch, storage.Session{
+			IDHash: storage.HashSecret(secret), UserID: fmt.Sprintf("%032x", i%50_000), Email: fmt.Sprintf("user%d@example.com", i%50_000),
+			CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now,
+		})
+		if len(batch) == cap(batch) {
+			flush()
+		}
+	}
+	flush()
+	return cookie
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func TestLoadReport(t *testing.T) {
+	up := loadUpstream(t)
+	bare := bareProxy(t, up.URL)
+	fmt.Printf("\n== proxied GET of a 1 KiB page, %d keep-alive clients, %v each, GOMAXPROCS=%s\n",
+		loadClients, loadDuration, strconv.Itoa(runtimeProcs()))
+	direct := hammer("upstream directly", up.URL+"/page", loadClients, loadDuration, nil)
+	fmt.Println(direct)
+
+	sizes := []int{1_000, 100_000, 1_000_000}
+	if os.Getenv("GATEHOUSE_LOAD_QUICK") != "" {
+		sizes = []int{1_000, 100_000}
+	}
+	ratios := map[int]float64{}
+	for _, n := range sizes {
+		db := filepath.Join(t.TempDir(), "load.db")
+		start := time.Now()
+		cookie := populate(t, db, n)
+		fmt.Printf("   (stored %d sessions in %v)\n", n, time.Since(start).Round(time.Millisecond))
+		g := startGatehouse(t, db, "--upstream", up.URL, "--log-level", "error")
+		hdr := http.Header{"Cookie": {"gatehouse_session=" + cookie}}
+		b := hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, loadDuration, nil)
+		gh := hammer(fmt.Sprintf("gatehouse, %d sessions stored", n), g.URL+"/page", loadClients, loadDuration, hdr)
+		g.Stop()
+		ratios[n] = gh.rps / b.rps
+		fmt.Println(b)
+		fmt.Println(gh)
+		fmt.Printf("   ratio gatehouse/bare at %d sessions: %.3f\n", n, ratios[n])
+	}
+	if r1m, ok := ratios[1_000_000]; ok {
+		fmt.Printf("   ratio at 1,000,000 vs at 1,000: %+.1f%%\n", (r1m/ratios[1_000]-1)*100)
+	}
+	revokeReport(t)
+	forgotReport(t, up.URL)
+	loadUnderLoginFlood(t, up.URL)
+}
+
+// revokeReport times DeleteUserSessions of one user with 1,000 sessions among 1,000,000.
+func revokeReport(t *testing.T) {
+	if os.Getenv("GATEHOUSE_LOAD_QUICK") != "" {
+		return
+	}
+	db := filepath.Join(t.TempDir(), "revoke.db")
+	populate(t, db, 999_000)
+	s, err := bolt.Open(db, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	victim := make([]storage.Session, 1000)
+	for i := range victim {
+		victim[i] = storage.Session{IDHash: storage.HashSecret(randomHex(32)), UserID: "ffffffffffffffffffffffffffffffff", Email: "victim@example.com",
+			CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
+	}
+	if err := s.ImportSessions(context.Background(), victim); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	n, err := s.DeleteUserSessions(context.Background(), "ffffffffffffffffffffffffffffffff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("\n== revoke all sessions of one user: %d sessions among 1,000,000 deleted in %v (with fsync)\n", n, time.Since(start).Round(10*time.Microsecond))
+}
+
+// forgotReport compares /auth/forgot answer times for a registered and an unknown email.
+func forgotReport(t *testing.T, upstream string) {
+	db := filepath.Join(t.TempDir(), "forgot.db")
+	addUser(t, db, "known@example.com", testPassword)
+	g := startGatehouse(t, db, "--upstream", upstream, "--log-level", "error", "--trusted-proxies", "127.0.0.1/32")
+	defer g.Stop()
+	measure := func(email string) (p50, p99 time.Duration) {
+		var lat []time.Duration
+		for i := range 400 {
+			body, _ := json.Marshal(map[string]string{"email": email})
+			req, _ := http.NewRequest(http.MethodPost, g.URL+"/auth/forgot", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.9.%d.%d", i/250, i%250)) // per-IP limits out of the way
+			start := time.Now()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		return lat[len(lat)/2], lat[len(lat)*99/100]
+	}
+	k50, k99 := measure("known@example.com")
+	u50, u99 := measure("nobody@example.com")
+	fmt.Printf("\n== POST /auth/forgot, 400 requests each\n   registered: p50 %v  p99 %v\n   unknown:    p50 %v  p99 %v\n   median difference %v\n",
+		k50.Round(time.Microsecond), k99.Round(time.Microsecond), u50.Round(time.Microsecond), u99.Round(time.Microsecond), (k50 - u50).Round(time.Microsecond))
+}
+
+// loadUnderLoginFlood measures proxied throughput of signed-in users while 20
+// clients hammer /auth/login (production argon2 cost) and /auth/reset.
+func loadUnderLoginFlood(t *testing.T, upstream string) {
+	db := filepath.Join(t.TempDir(), "flood.db")
+	cookie := populate(t, db, 1000)
+	g := startGatehouseWith(t, db, func(c *Config) { c.Argon2Memory, c.Argon2Time = defaultArgon2Memory, defaultArgon2Time },
+		"--upstream", upstream, "--log-level", "error", "--trusted-proxies", "127.0.0.1/32")
+	defer g.Stop()
+	hdr := http.Header{"Cookie": {"gatehouse_session=" + cookie}}
+	idle := hammer("signed-in GETs, idle", g.URL+"/page", loadClients, loadDuration, hdr)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var floodStatus sync.Map
+	for i := range 20 {
+		wg.Go(func() {
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			for j := 0; ctx.Err() == nil; j++ {
+				path, body := "/auth/login", fmt.Sprintf(`{"email":"flood%d-%d@example.com","password":"wrong password %d"}`, i, j, j)
+				if i%2 == 1 {
+					path, body = "/auth/reset", fmt.Sprintf(`{"token":"%s","password":"a new long password"}`, randomHex(32))
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+path, bytes.NewReader([]byte(body)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", i, (j/250)%250, j%250))
+				resp, err := client.Do(req)
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				v, _ := floodStatus.LoadOrStore(path+" "+strconv.Itoa(resp.StatusCode), new(atomic.Int64))
+				v.(*atomic.Int64).Add(1)
+			}
+		})
+	}
+	time.Sleep(500 * time.Millisecond)
+	busy := hammer("signed-in GETs, 20 clients flooding", g.URL+"/page", loadClients, loadDuration, hdr)
+	cancel()
+	wg.Wait()
+	fmt.Printf("\n== proxied throughput while 20 clients hammer /auth/login and /auth/reset (argon2id m=19456 t=2)\n%s\n%s\n   ratio flooded/idle: %.3f   proxied 5xx: %d\n   flood answers:",
+		idle, busy, busy.rps/idle.rps, busy.status5x)
+	floodStatus.Range(func(k, v any) bool {
+		fmt.Printf("  %s ×%d", k, v.(*atomic.Int64).Load())
+		return true
+	})
+	fmt.Println()
+}
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
