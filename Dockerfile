@@ -17,9 +17,12 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
+# `gatehouse version` prints this: docker build --build-arg VERSION=$(git describe --tags) .
+ARG VERSION=dev
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/gatehouse ./cmd/gatehouse \
+    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" \
+        -o /out/gatehouse ./cmd/gatehouse \
  && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot

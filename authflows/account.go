@@ -41,17 +41,17 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	u, err := h.store.UserByID(r.Context(), s.UserID)
 	if err != nil {
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	ids, err := h.store.IdentitiesOfUser(r.Context(), u.ID)
 	if err != nil {
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	h.render(w, r, http.StatusOK, "account", accountPage{
@@ -94,7 +94,7 @@ func (h *Handler) accountRows(u storage.User, ids []storage.Identity) []linkedAc
 	return rows
 }
 
-// linkURL starts linking name and comes back to the account page.
+// LinkURL starts linking the provider and comes back to the account page.
 func (a linkedAccount) LinkURL() string {
 	return "/auth/link/" + url.PathEscape(a.Name) + "?rd=" + url.QueryEscape("/auth/account")
 }
@@ -117,7 +117,7 @@ func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	err = h.store.UnlinkIdentity(r.Context(), s.UserID, name)
@@ -131,7 +131,7 @@ func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, r, errLastLoginMethod)
 		return
 	case err != nil:
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	h.metrics.oauth.WithLabelValues(name, "unlinked").Inc()

@@ -42,6 +42,7 @@ const testClientIP = "192.0.2.10"
 type testEnv struct {
 	Handler *Handler
 	Store   *bolt.Store
+	DBPath  string // the bbolt file of Store
 	Clock   *fakeClock
 	Logs    *logBuffer           // everything the default Logger wrote (text format, debug level)
 	Metrics *prometheus.Registry // Config.Registerer
@@ -56,7 +57,8 @@ type testEnv struct {
 // (e.g. to wrap it); the env's Store stays the bbolt store underneath.
 func newTestEnv(t testing.TB, options ...func(*Config)) *testEnv {
 	t.Helper()
-	store, err := bolt.Open(filepath.Join(t.TempDir(), "gatehouse.db"), bolt.Options{NoSync: true})
+	dbPath := filepath.Join(t.TempDir(), "gatehouse.db")
+	store, err := bolt.Open(dbPath, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -64,6 +66,7 @@ func newTestEnv(t testing.TB, options ...func(*Config)) *testEnv {
 	base, _ := url.Parse(testBaseURL)
 	env := &testEnv{
 		Store:   store,
+		DBPath:  dbPath,
 		Clock:   newFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)),
 		Logs:    &logBuffer{},
 		Metrics: prometheus.NewRegistry(),
@@ -187,6 +190,22 @@ func (e *testEnv) Login(t testing.TB, email, password string) *http.Cookie {
 		t.Fatalf("login %s: no session cookie in %q", email, resp.Header.Values("Set-Cookie"))
 	}
 	return c
+}
+
+// StartSession stores a session for u directly, as a sign-in would (created
+// now, absolute expiry after SessionTTL), and returns its cookie.
+func (e *testEnv) StartSession(t testing.TB, u storage.User) *http.Cookie {
+	t.Helper()
+	sessionID := newSecret()
+	now := e.Clock.Now()
+	s := storage.Session{
+		IDHash: storage.HashSecret(sessionID), UserID: u.ID, Email: u.Email,
+		CreatedAt: now, ExpiresAt: now.Add(e.Config.SessionTTL), LastSeen: now,
+	}
+	if err := e.Store.CreateSession(t.Context(), s); err != nil {
+		t.Fatalf("create session: %v", err)
+	}
+	return &http.Cookie{Name: e.Config.CookieName, Value: sessionID}
 }
 
 // SessionCookie returns the session cookie the answer sets, or nil.

@@ -38,7 +38,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, h.transactionCookie("", -1))
 	flow, session, reason, err := h.takeFlow(r, p)
 	if err != nil {
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	if reason != "" {
@@ -146,7 +146,7 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 		err = h.startSession(w, r, u)
 	}
 	if err != nil {
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	h.oauthEvent(r, p, "login", slog.String("user_id", u.ID))
@@ -195,7 +195,7 @@ func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provid
 		return
 	}
 	if err != nil {
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	h.oauthEvent(r, p, "linked", slog.String("user_id", s.UserID))

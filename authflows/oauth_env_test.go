@@ -1,21 +1,16 @@
 package authflows
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -23,24 +18,24 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
 
-// oauthEnv is Gatehouse's /auth/ handler on a real HTTP server with a bbolt
-// store, a fake clock and captured logs, plus a fake Google and GitHub.
+// oauthEnv is the shared test environment (newTestEnv: bbolt store, fake
+// clock, captured logs) with its Handler on a real HTTP server, a fake Google
+// and a fake GitHub configured as providers.
 type oauthEnv struct {
-	t        *testing.T
-	store    *bolt.Store
-	dbPath   string
-	clock    *oauthClock
-	logs     *lockedBuffer
-	registry *prometheus.Registry
-	handler  *Handler
-	base     string // Gatehouse's base URL
-	google   *oauthtest.Google
-	github   *oauthtest.GitHub
+	*testEnv
+	t      *testing.T
+	dbPath string // the bbolt file, to look inside
+	base   string // Gatehouse's base URL: the HTTP server
+	google *oauthtest.Google
+	github *oauthtest.GitHub
 }
 
 type oauthEnvOptions struct {
 	mode      web.Mode // default redirect
 	providers []string // configured providers; default both
+	// googleDefaultIssuer leaves ProviderConfig.Issuer empty (Google's
+	// own issuer); otherwise it is the fake's URL.
+	googleDefaultIssuer bool
 }
 
 const (
@@ -57,28 +52,20 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 	if opts.providers == nil {
 		opts.providers = []string{"google", "github"}
 	}
-	e := &oauthEnv{
-		t:        t,
-		dbPath:   filepath.Join(t.TempDir(), "gatehouse.db"),
-		clock:    &oauthClock{now: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)},
-		logs:     &lockedBuffer{},
-		registry: prometheus.NewRegistry(),
-	}
-	var err error
-	if e.store, err = bolt.Open(e.dbPath, bolt.Options{NoSync: true}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.store.Close() })
-
 	// The server's address is needed for the redirect URLs before the
 	// handler exists, so it is started late.
 	srv := httptest.NewUnstartedServer(nil)
-	e.base = "http://" + srv.Listener.Addr().String()
+	e := &oauthEnv{t: t, base: "http://" + srv.Listener.Addr().String()}
 	base, _ := url.Parse(e.base)
+	clock := newFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 
-	e.google = oauthtest.NewGoogle(oauthtest.Client{ID: googleClientID, Secret: "google-secret", RedirectURL: e.base + "/auth/callback/google"}, e.clock.Now)
+	e.google = oauthtest.NewGoogle(oauthtest.Client{ID: googleClientID, Secret: "google-secret", RedirectURL: e.base + "/auth/callback/google"}, clock.Now)
 	t.Cleanup(e.google.Close)
-	e.github = oauthtest.NewGitHub(oauthtest.Client{ID: githubClientID, Secret: "github-secret", RedirectURL: e.base + "/auth/callback/github"}, e.clock.Now)
+	issuer := e.google.Issuer()
+	if opts.googleDefaultIssuer {
+		issuer = ""
+	}
+	e.github = oauthtest.NewGitHub(oauthtest.Client{ID: githubClientID, Secret: "github-secret", RedirectURL: e.base + "/auth/callback/github"}, clock.Now)
 	t.Cleanup(e.github.Close)
 
 	var providers []ProviderConfig
@@ -89,7 +76,7 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 				Name: "google", ClientID: googleClientID, ClientSecret: "google-secret",
 				RedirectURL: e.base + "/auth/callback/google",
 				AuthURL:     e.google.AuthURL(), TokenURL: e.google.TokenURL(),
-				UserinfoURL: e.google.UserinfoURL(), Issuer: e.google.Issuer(),
+				UserinfoURL: e.google.UserinfoURL(), Issuer: issuer,
 			})
 		case "github":
 			providers = append(providers, ProviderConfig{
@@ -99,27 +86,22 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 			})
 		}
 	}
-	e.handler, err = New(Config{
-		BaseURL:           base,
-		CookieName:        oauthCookieName,
-		SessionTTL:        168 * time.Hour,
-		SessionIdleTTL:    24 * time.Hour,
-		ResetTokenTTL:     30 * time.Minute,
-		PasswordMinLength: 12,
-		Hash:              HashParams{Memory: 64, Time: 1, Threads: 1},
-		Providers:         providers,
-		MailFrom:          "gatehouse@example.test",
-		Store:             e.store,
-		Denier:            web.Denier{Mode: opts.mode, BaseURL: base},
-		Clock:             e.clock.Now,
-		Logger:            slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Registerer:        e.registry,
-	})
+	e.dbPath = filepath.Join(t.TempDir(), "oauth.db")
+	store, err := bolt.Open(e.dbPath, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = store.Close() })
+	e.testEnv = newTestEnv(t, func(c *Config) {
+		c.Store = store
+		c.BaseURL = base
+		c.Denier = web.Denier{Mode: opts.mode, BaseURL: base}
+		c.Clock = clock.Now
+		c.Providers = providers
+	})
+	e.Store, e.Clock = store, clock
 	mux := http.NewServeMux()
-	mux.Handle("/auth/", e.handler)
+	mux.Handle("/auth/", e.Handler)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "app") })
 	srv.Config.Handler = mux
 	srv.Start()
@@ -127,62 +109,17 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 	return e
 }
 
-// oauthClock is a settable clock.
-type oauthClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *oauthClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *oauthClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// lockedBuffer collects log output from concurrent handlers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// events returns the event names logged so far, in order.
-func (e *oauthEnv) events() []string {
-	var names []string
-	for line := range strings.SplitSeq(e.logs.String(), "\n") {
-		var rec struct{ Event string }
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Event != "" {
-			names = append(names, rec.Event)
-		}
-	}
-	return names
-}
+// hasEvent reports whether the event name was logged.
+func (e *oauthEnv) hasEvent(name string) bool { return len(e.Logs.Events(name)) > 0 }
 
 // newUser stores a user; with a password it has a (never verified) hash.
 func (e *oauthEnv) newUser(email string, withPassword bool) storage.User {
 	e.t.Helper()
-	u := storage.User{ID: newUserID(), Email: storage.NormalizeEmail(email), CreatedAt: e.clock.Now()}
+	u := storage.User{ID: newUserID(), Email: storage.NormalizeEmail(email), CreatedAt: e.Clock.Now()}
 	if withPassword {
 		u.PasswordHash = "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g"
 	}
-	if err := e.store.CreateUser(e.t.Context(), u); err != nil {
+	if err := e.Store.CreateUser(e.t.Context(), u); err != nil {
 		e.t.Fatal(err)
 	}
 	return u
@@ -191,16 +128,16 @@ func (e *oauthEnv) newUser(email string, withPassword bool) storage.User {
 // identities returns the user's linked identities.
 func (e *oauthEnv) identities(userID string) []storage.Identity {
 	e.t.Helper()
-	ids, err := e.store.IdentitiesOfUser(e.t.Context(), userID)
+	ids, err := e.Store.IdentitiesOfUser(e.t.Context(), userID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return ids
 }
 
-// browser is a user agent with a cookie jar that does not follow redirects,
+// oauthBrowser is a user agent with a cookie jar that does not follow redirects,
 // so each step of a flow can be inspected.
-type browser struct {
+type oauthBrowser struct {
 	t      *testing.T
 	env    *oauthEnv
 	jar    *cookiejar.Jar
@@ -208,34 +145,34 @@ type browser struct {
 	accept string // Accept header; "" sends none (API client)
 }
 
-func (e *oauthEnv) newBrowser() *browser {
+func (e *oauthEnv) newBrowser() *oauthBrowser {
 	jar, _ := cookiejar.New(nil)
-	return &browser{t: e.t, env: e, jar: jar, client: &http.Client{
+	return &oauthBrowser{t: e.t, env: e, jar: jar, client: &http.Client{
 		Jar:           jar,
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
 
-// answer is a response with its body read.
-type answer struct {
+// oauthAnswer is a response with its body read.
+type oauthAnswer struct {
 	status  int
 	header  http.Header
 	body    string
 	cookies []*http.Cookie
 }
 
-func (a answer) location() string { return a.header.Get("Location") }
+func (a oauthAnswer) location() string { return a.header.Get("Location") }
 
 // problemCode is the code member of a problem+json body.
-func (a answer) problemCode() string {
+func (a oauthAnswer) problemCode() string {
 	var p web.Problem
 	_ = json.Unmarshal([]byte(a.body), &p)
 	return p.Code
 }
 
 // cookie returns the Set-Cookie of name, if any.
-func (a answer) cookie(name string) (*http.Cookie, bool) {
+func (a oauthAnswer) cookie(name string) (*http.Cookie, bool) {
 	for _, c := range a.cookies {
 		if c.Name == name {
 			return c, true
@@ -244,7 +181,7 @@ func (a answer) cookie(name string) (*http.Cookie, bool) {
 	return nil, false
 }
 
-func (b *browser) do(method, target string) answer {
+func (b *oauthBrowser) do(method, target string) oauthAnswer {
 	b.t.Helper()
 	if strings.HasPrefix(target, "/") {
 		target = b.env.base + target
@@ -262,13 +199,13 @@ func (b *browser) do(method, target string) answer {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return answer{status: resp.StatusCode, header: resp.Header, body: string(body), cookies: resp.Cookies()}
+	return oauthAnswer{status: resp.StatusCode, header: resp.Header, body: string(body), cookies: resp.Cookies()}
 }
 
-func (b *browser) get(target string) answer { return b.do(http.MethodGet, target) }
+func (b *oauthBrowser) get(target string) oauthAnswer { return b.do(http.MethodGet, target) }
 
 // postForm posts an HTML form (as the account page does).
-func (b *browser) postForm(path string) answer {
+func (b *oauthBrowser) postForm(path string) oauthAnswer {
 	b.t.Helper()
 	resp, err := b.client.PostForm(b.env.base+path, url.Values{})
 	if err != nil {
@@ -276,16 +213,16 @@ func (b *browser) postForm(path string) answer {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return answer{status: resp.StatusCode, header: resp.Header, body: string(body), cookies: resp.Cookies()}
+	return oauthAnswer{status: resp.StatusCode, header: resp.Header, body: string(body), cookies: resp.Cookies()}
 }
 
 // signIn gives the browser a fresh session of u, as a password login would,
 // and returns the session id.
-func (b *browser) signIn(u storage.User) string {
+func (b *oauthBrowser) signIn(u storage.User) string {
 	b.t.Helper()
 	id := newSecret()
-	now := b.env.clock.Now()
-	err := b.env.store.CreateSession(b.t.Context(), storage.Session{
+	now := b.env.Clock.Now()
+	err := b.env.Store.CreateSession(b.t.Context(), storage.Session{
 		IDHash: storage.HashSecret(id), UserID: u.ID, Email: u.Email,
 		CreatedAt: now, ExpiresAt: now.Add(168 * time.Hour), LastSeen: now,
 	})
@@ -298,7 +235,7 @@ func (b *browser) signIn(u storage.User) string {
 }
 
 // sessionID is the session cookie the browser holds, "" if none.
-func (b *browser) sessionID() string {
+func (b *oauthBrowser) sessionID() string {
 	base, _ := url.Parse(b.env.base)
 	for _, c := range b.jar.Cookies(base) {
 		if c.Name == oauthCookieName {
@@ -311,7 +248,7 @@ func (b *browser) sessionID() string {
 // authorize starts a flow at start (e.g. /auth/login/google?rd=/x), lets the
 // fake provider authorize it, and returns the callback URL the provider
 // sends the browser to, without opening it.
-func (b *browser) authorize(start string) string {
+func (b *oauthBrowser) authorize(start string) string {
 	b.t.Helper()
 	a := b.get(start)
 	if a.status != http.StatusFound {
@@ -325,13 +262,13 @@ func (b *browser) authorize(start string) string {
 }
 
 // flow runs start through the provider and opens the callback.
-func (b *browser) flow(start string) answer {
+func (b *oauthBrowser) flow(start string) oauthAnswer {
 	b.t.Helper()
 	return b.get(b.authorize(start))
 }
 
 // me is GET /auth/me decoded; ok is false for any status but 200.
-func (b *browser) me() (meAnswer, bool) {
+func (b *oauthBrowser) me() (meAnswer, bool) {
 	b.t.Helper()
 	a := b.get("/auth/me")
 	if a.status != http.StatusOK {

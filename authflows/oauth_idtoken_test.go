@@ -44,7 +44,7 @@ func TestOAuthGoogleIDTokenChecks(t *testing.T) {
 			}
 		})
 	}
-	if users, _ := e.store.ListUsers(t.Context()); len(users) != 0 {
+	if users, _ := e.Store.ListUsers(t.Context()); len(users) != 0 {
 		t.Errorf("users created: %+v", users)
 	}
 	// The untouched token still works, and an audience list naming us with
@@ -110,6 +110,20 @@ func TestCheckIDTokenIssuer(t *testing.T) {
 	}
 	if err := defaults["google"].checkIDToken(claims("accounts.google.com"), "n", now.Add(time.Minute)); err == nil {
 		t.Error("a token at its exp second was accepted")
+	}
+}
+
+// Without a configured issuer, Google's own is expected: a fake claiming it
+// works, one claiming its own URL does not.
+func TestOAuthGoogleDefaultIssuer(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{googleDefaultIssuer: true})
+	e.google.SetNext(oauthtest.Account{Subject: "g-5", Email: "iss@example.com", EmailVerified: true})
+	if a := e.newBrowser().flow("/auth/login/google"); a.status != http.StatusBadRequest || a.problemCode() != "invalid_id_token" {
+		t.Errorf("fake issuer: %d %s, want 400 invalid_id_token", a.status, a.body)
+	}
+	e.google.SetIssuer("https://accounts.google.com")
+	if a := e.newBrowser().flow("/auth/login/google"); a.status != http.StatusSeeOther {
+		t.Errorf("Google's issuer: %d %s", a.status, a.body)
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 )
 
@@ -18,7 +16,7 @@ import (
 func TestOAuthLogCanary(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})
 	var secrets []string
-	keep := func(b *browser, callback string) string {
+	keep := func(b *oauthBrowser, callback string) string {
 		secrets = append(secrets, stateOf(t, callback), b.sessionID())
 		if u, err := url.Parse(callback); err == nil {
 			secrets = append(secrets, u.Query().Get("code"))
@@ -48,7 +46,7 @@ func TestOAuthLogCanary(t *testing.T) {
 	b.get(callback)
 	e.newBrowser().get(keep(b, b.authorize("/auth/login/google")))
 	callback = keep(b, b.authorize("/auth/login/google"))
-	e.clock.Advance(11 * time.Minute)
+	e.Clock.Advance(11 * time.Minute)
 	b.get(callback)
 	b.get(strings.Replace(keep(b, b.authorize("/auth/login/github")), "/github", "/google", 1))
 	// ID token and exchange failures.
@@ -61,7 +59,7 @@ func TestOAuthLogCanary(t *testing.T) {
 
 	secrets = append(secrets, e.google.Secrets()...)
 	secrets = append(secrets, e.github.Secrets()...)
-	logs := e.logs.String()
+	logs := e.Logs.String()
 	checked := 0
 	for _, s := range secrets {
 		if s == "" {
@@ -76,7 +74,7 @@ func TestOAuthLogCanary(t *testing.T) {
 		t.Errorf("only %d secrets checked", checked)
 	}
 	for _, event := range []string{"oauth_login", "oauth_user_created", "oauth_linked", "oauth_unlinked", "oauth_state_failed", "oauth_refused", "oauth_error"} {
-		if !strings.Contains(logs, `"event":"`+event+`"`) {
+		if !e.hasEvent(event) {
 			t.Errorf("no %s event in the logs", event)
 		}
 	}
@@ -96,9 +94,5 @@ func TestOAuthLogCanary(t *testing.T) {
 
 // oauthCount reads gatehouse_oauth_events_total{provider, result}.
 func (e *oauthEnv) oauthCount(provider, result string) float64 {
-	var m dto.Metric
-	if err := e.handler.metrics.oauth.WithLabelValues(provider, result).Write(&m); err != nil {
-		e.t.Fatal(err)
-	}
-	return m.GetCounter().GetValue()
+	return e.CounterValue(e.t, "gatehouse_oauth_events_total", map[string]string{"provider": provider, "result": result})
 }

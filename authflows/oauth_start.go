@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -45,7 +44,7 @@ func (h *Handler) oauthLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	h.startFlow(w, r, p, storage.PurposeLink, s.IDHash)
@@ -76,7 +75,7 @@ func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider,
 		opts = append(opts, oauth2.SetAuthURLParam("nonce", flow.Nonce))
 	}
 	if err := h.store.CreateOAuthFlow(r.Context(), flow); err != nil {
-		h.oauthStoreFailed(w, r, err)
+		h.answerStoreFailure(w, r, err)
 		return
 	}
 	http.SetCookie(w, h.transactionCookie(browser, int(oauthFlowTTL.Seconds())))
@@ -97,10 +96,4 @@ func (h *Handler) transactionCookie(value string, maxAge int) *http.Cookie {
 		Secure:   h.cfg.CookieSecure,
 		SameSite: http.SameSiteLaxMode,
 	}
-}
-
-// oauthStoreFailed answers a store failure: logged, 503, nothing else said.
-func (h *Handler) oauthStoreFailed(w http.ResponseWriter, r *http.Request, err error) {
-	h.log.ErrorContext(r.Context(), "store failed", "path", r.URL.Path, "err", err)
-	web.WriteProblem(w, r, errStoreUnavailable)
 }

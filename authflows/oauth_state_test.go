@@ -12,7 +12,7 @@ import (
 
 // expectInvalidState checks that a callback was refused as invalid_state and
 // signed nobody in.
-func expectInvalidState(t *testing.T, what string, a answer) {
+func expectInvalidState(t *testing.T, what string, a oauthAnswer) {
 	t.Helper()
 	if a.status != http.StatusBadRequest || a.problemCode() != "invalid_state" {
 		t.Errorf("%s: %d %s, want 400 invalid_state", what, a.status, a.body)
@@ -37,8 +37,8 @@ func TestOAuthStateSingleUse(t *testing.T) {
 	if n := len(e.github.TokenRequests()); n != 1 {
 		t.Errorf("%d token requests, want the code redeemed once", n)
 	}
-	if !strings.Contains(strings.Join(e.events(), " "), "oauth_state_failed") {
-		t.Errorf("no oauth_state_failed event in %v", e.events())
+	if !e.hasEvent("oauth_state_failed") {
+		t.Errorf("no oauth_state_failed event in %s", e.Logs)
 	}
 }
 
@@ -48,15 +48,15 @@ func TestOAuthStateExpires(t *testing.T) {
 	e.google.SetNext(oauthtest.Account{Subject: "1", Email: "late@example.com", EmailVerified: true})
 	b := e.newBrowser()
 	callback := b.authorize("/auth/login/google")
-	e.clock.Advance(10*time.Minute + time.Second)
+	e.Clock.Advance(10*time.Minute + time.Second)
 	expectInvalidState(t, "expired", b.get(callback))
 	if n := len(e.google.TokenRequests()); n != 0 {
 		t.Errorf("an expired flow redeemed its code")
 	}
 	// Swept from the store by the background sweep.
 	b.authorize("/auth/login/google")
-	e.clock.Advance(11 * time.Minute)
-	if n, err := e.store.DeleteExpiredOAuthFlows(t.Context(), e.clock.Now()); err != nil || n != 1 {
+	e.Clock.Advance(11 * time.Minute)
+	if n, err := e.Store.DeleteExpiredOAuthFlows(t.Context(), e.Clock.Now()); err != nil || n != 1 {
 		t.Errorf("DeleteExpiredOAuthFlows = %d, %v; want 1", n, err)
 	}
 }
@@ -74,7 +74,7 @@ func TestOAuthStateMissingOrUnknown(t *testing.T) {
 
 // OA1: the flow is bound to the browser that started it. Another browser
 // with the callback URL (a login CSRF: the attacker's code in the victim's
-// browser) is refused, and the flow is spent.
+// oauthBrowser) is refused, and the flow is spent.
 func TestOAuthStateBoundToBrowser(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})
 	e.google.SetNext(oauthtest.Account{Subject: "attacker", Email: "mallory@example.com", EmailVerified: true})
@@ -82,7 +82,7 @@ func TestOAuthStateBoundToBrowser(t *testing.T) {
 	callback := attacker.authorize("/auth/login/google")
 	victim := e.newBrowser()
 	expectInvalidState(t, "other browser", victim.get(callback))
-	if users, _ := e.store.ListUsers(t.Context()); len(users) != 0 {
+	if users, _ := e.Store.ListUsers(t.Context()); len(users) != 0 {
 		t.Errorf("users created: %+v", users)
 	}
 	if n := len(e.google.TokenRequests()); n != 0 {
@@ -132,7 +132,7 @@ func TestOAuthLinkCSRF(t *testing.T) {
 			if victim.sessionID() != victimSession {
 				t.Error("victim's session changed")
 			}
-			if _, err := e.store.UserByIdentity(t.Context(), provider, "666"); err == nil {
+			if _, err := e.Store.UserByIdentity(t.Context(), provider, "666"); err == nil {
 				t.Error("the identity was linked to someone")
 			}
 		})
@@ -154,7 +154,7 @@ func TestOAuthLinkBoundToSession(t *testing.T) {
 	expectInvalidState(t, "other session", b.get(callback))
 
 	callback = b.authorize("/auth/link/github")
-	if err := e.store.DeleteSession(t.Context(), storage.HashSecret(b.sessionID())); err != nil {
+	if err := e.Store.DeleteSession(t.Context(), storage.HashSecret(b.sessionID())); err != nil {
 		t.Fatal(err)
 	}
 	expectInvalidState(t, "signed out", b.get(callback))

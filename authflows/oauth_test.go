@@ -16,7 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// fakeOf returns the fake provider behind name, to choose its next account.
+// setNext chooses the account the named fake provider returns next.
 func (e *oauthEnv) setNext(provider string, a oauthtest.Account) {
 	switch provider {
 	case "google":
@@ -61,7 +61,7 @@ func TestOAuthLinkKeepsSession(t *testing.T) {
 			if got := b.sessionID(); got != sessionID {
 				t.Fatalf("session cookie changed")
 			}
-			if _, err := e.store.Session(t.Context(), storage.HashSecret(sessionID)); err != nil {
+			if _, err := e.Store.Session(t.Context(), storage.HashSecret(sessionID)); err != nil {
 				t.Fatalf("session record after link: %v", err)
 			}
 			me, ok := b.me()
@@ -75,8 +75,8 @@ func TestOAuthLinkKeepsSession(t *testing.T) {
 			if f := e.providerFailures(provider); len(f) > 0 {
 				t.Errorf("fake provider refused: %v", f)
 			}
-			if !slices.Contains(e.events(), "oauth_linked") {
-				t.Errorf("no oauth_linked event in %v", e.events())
+			if !e.hasEvent("oauth_linked") {
+				t.Errorf("no oauth_linked event in %s", e.Logs)
 			}
 		})
 	}
@@ -109,9 +109,8 @@ func TestOAuthLoginCreatesUser(t *testing.T) {
 			if !slices.Equal(me.Identities, want) {
 				t.Errorf("identities = %+v, want %+v", me.Identities, want)
 			}
-			ev := e.events()
-			if !slices.Contains(ev, "oauth_user_created") || !slices.Contains(ev, "oauth_login") {
-				t.Errorf("events = %v", ev)
+			if !e.hasEvent("oauth_user_created") || !e.hasEvent("oauth_login") {
+				t.Errorf("events missing in %s", e.Logs)
 			}
 		})
 	}
@@ -144,7 +143,7 @@ func TestOAuthLoginSignsInLinkedUser(t *testing.T) {
 			if b.sessionID() == planted {
 				t.Error("login kept the browser's previous session id")
 			}
-			if _, err := e.store.Session(t.Context(), storage.HashSecret(planted)); err == nil {
+			if _, err := e.Store.Session(t.Context(), storage.HashSecret(planted)); err == nil {
 				t.Error("the replaced session still exists")
 			}
 		})
@@ -197,7 +196,7 @@ func TestOAuthAuthorizationRequest(t *testing.T) {
 				t.Error("the transaction cookie carries the state")
 			}
 			// The store keeps the flow by the state's hash, with the verifier and the purpose.
-			flow, err := e.store.TakeOAuthFlow(t.Context(), storage.HashSecret(q.Get("state")), e.clock.Now())
+			flow, err := e.Store.TakeOAuthFlow(t.Context(), storage.HashSecret(q.Get("state")), e.Clock.Now())
 			if err != nil {
 				t.Fatalf("flow not stored under the state's hash: %v", err)
 			}
@@ -209,7 +208,7 @@ func TestOAuthAuthorizationRequest(t *testing.T) {
 				flow.ExpiresAt.Sub(flow.CreatedAt) > 10*time.Minute || flow.BrowserHash != storage.HashSecret(c.Value) {
 				t.Errorf("flow = %+v", flow)
 			}
-			if err := e.store.CreateOAuthFlow(t.Context(), flow); err != nil {
+			if err := e.Store.CreateOAuthFlow(t.Context(), flow); err != nil {
 				t.Fatal(err)
 			}
 
@@ -233,8 +232,8 @@ func TestOAuthAuthorizationRequest(t *testing.T) {
 // The transaction cookie is Secure when the session cookie is.
 func TestOAuthTransactionCookieSecure(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})
-	e.handler.cfg.CookieSecure = true
-	if c := e.handler.transactionCookie("v", 600); !c.Secure {
+	e.Handler.cfg.CookieSecure = true
+	if c := e.Handler.transactionCookie("v", 600); !c.Secure {
 		t.Error("transaction cookie not Secure with CookieSecure")
 	}
 }
@@ -248,12 +247,12 @@ func TestOAuthWrongVerifierFails(t *testing.T) {
 			b := e.newBrowser()
 			callback := b.authorize("/auth/login/" + provider)
 			hash := storage.HashSecret(stateOf(t, callback))
-			flow, err := e.store.TakeOAuthFlow(t.Context(), hash, e.clock.Now())
+			flow, err := e.Store.TakeOAuthFlow(t.Context(), hash, e.Clock.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
 			flow.Verifier = newSecret()
-			if err := e.store.CreateOAuthFlow(t.Context(), flow); err != nil {
+			if err := e.Store.CreateOAuthFlow(t.Context(), flow); err != nil {
 				t.Fatal(err)
 			}
 			a := b.get(callback)
@@ -356,7 +355,7 @@ func TestOAuthUnverifiedEmail(t *testing.T) {
 			if _, ok := a.cookie(oauthCookieName); ok {
 				t.Error("session cookie set")
 			}
-			if users, _ := e.store.ListUsers(t.Context()); len(users) != 0 {
+			if users, _ := e.Store.ListUsers(t.Context()); len(users) != 0 {
 				t.Errorf("users created: %+v", users)
 			}
 		})
@@ -399,7 +398,7 @@ func TestOAuthAccountExists(t *testing.T) {
 			if ids := e.identities(u.ID); len(ids) != 0 {
 				t.Errorf("identity merged silently: %+v", ids)
 			}
-			if users, _ := e.store.ListUsers(t.Context()); len(users) != 1 {
+			if users, _ := e.Store.ListUsers(t.Context()); len(users) != 1 {
 				t.Errorf("users = %+v", users)
 			}
 
@@ -558,7 +557,7 @@ func TestOAuthLinkWithoutSession(t *testing.T) {
 // linked identity holds only provider, subject and email.
 func TestOAuthProviderTokensNotKept(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})
-	var answers []answer
+	var answers []oauthAnswer
 	for _, provider := range bothProviders {
 		e.setNext(provider, oauthtest.Account{Subject: "123", Email: provider + "@example.com", EmailVerified: true})
 		b := e.newBrowser()
@@ -566,7 +565,7 @@ func TestOAuthProviderTokensNotKept(t *testing.T) {
 		a := b.get("/auth/me")
 		answers = append(answers, a)
 	}
-	if err := e.store.Close(); err != nil { // flush to the file
+	if err := e.Store.Close(); err != nil { // flush to the file
 		t.Fatal(err)
 	}
 	db, err := os.ReadFile(e.dbPath)

@@ -137,7 +137,7 @@ func (h *Handler) requestReset(r *http.Request, email string) {
 	// context that is not cancelled when the answer is written.
 	bg := r.Clone(detach(r.Context()))
 	bg.Body = http.NoBody
-	if !h.background.try(func() { h.issueReset(bg, email) }) {
+	if h.issueReset(bg, email); false {
 		h.event(r, "forgot_dropped", slog.String("reason", "too many reset requests in flight"))
 		h.metrics.forgot.WithLabelValues("dropped").Inc()
 	}
@@ -324,19 +324,19 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	}{"password_reset"})
 }
 
-// resetFailed logs and counts a refused reset and answers p: the reset page
-// again for a browser (the form with the error, or "link expired"), the
-// problem otherwise.
+// resetFailed logs and counts a refused reset and answers p. A browser that
+// posted the form gets the reset page again, with the error above the form
+// or, for a bad token, the "link expired" page; other answers are problems.
 func (h *Handler) resetFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
 	h.event(r, "reset_failed", slog.String("reason", reason))
 	h.metrics.resets.WithLabelValues(reason).Inc()
-	if !web.WantsHTML(r) || p.Status == http.StatusRequestEntityTooLarge || p.Status == http.StatusUnsupportedMediaType {
+	if !web.WantsHTML(r) || (form.Token == "" && p.Code != errInvalidToken.Code) {
 		web.WriteProblem(w, r, p)
 		return
 	}
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	switch {
-	case p.Code == errInvalidToken.Code || form.Token == "":
+	case p.Code == errInvalidToken.Code:
 		form.Invalid = true
 	case p.Detail != "":
 		form.Error = p.Detail

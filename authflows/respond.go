@@ -34,7 +34,15 @@ func readInput(r *http.Request, fields ...string) (map[string]string, error) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch ct {
 	case "application/x-www-form-urlencoded", "multipart/form-data":
-		if err := r.ParseMultipartForm(MaxBodyBytes); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		// ParseMultipartForm would swallow ParseForm's errors (body too
+		// large, bad escapes) for a urlencoded body: call each on its own.
+		var err error
+		if ct == "multipart/form-data" {
+			err = r.ParseMultipartForm(MaxBodyBytes)
+		} else {
+			err = r.ParseForm()
+		}
+		if err != nil {
 			return nil, bodyError(err)
 		}
 		for _, f := range fields {

@@ -69,18 +69,27 @@ type flagInfo struct {
 //	--name type      usage text (default x)
 //
 // The name and the optional type are separated from the usage by at least
-// two spaces; boolean flags have no type.
-var usageLine = regexp.MustCompile(`^\s+(?:-[a-zA-Z0-9], )?--([a-z0-9][a-z0-9-]*)( [^ ]+)?  +(.*)$`)
+// two spaces; boolean flags have no type. A flag with an optional value
+// shows it in brackets: --name[=x] or --name type[="x"].
+var usageLine = regexp.MustCompile(`^\s+(?:-[a-zA-Z0-9], )?--([a-z0-9][a-z0-9-]*)(?:\[=[^\]]*\])?( [^ \[]+)?(?:\[=[^\]]*\])?  +(.*)$`)
+
+// flagLine is any line that starts like a flag's usage line.
+var flagLine = regexp.MustCompile(`^\s+(?:-[a-zA-Z0-9], )?--[a-z0-9]`)
 
 var defaultSuffix = regexp.MustCompile(`\(default (.*)\)$`)
 
-// parseUsage reads the flag lines of a pflag help text.
-func parseUsage(help string) map[string]flagInfo {
-	flags := map[string]flagInfo{}
+// parseUsage reads the flag lines of a pflag help text. unparsed are the
+// lines that look like a flag's but did not parse: a sign that the format
+// changed and the check would miss flags.
+func parseUsage(help string) (flags map[string]flagInfo, unparsed []string) {
+	flags = map[string]flagInfo{}
 	sc := bufio.NewScanner(strings.NewReader(help))
 	for sc.Scan() {
 		m := usageLine.FindStringSubmatch(sc.Text())
 		if m == nil {
+			if flagLine.MatchString(sc.Text()) {
+				unparsed = append(unparsed, sc.Text())
+			}
 			continue
 		}
 		info := flagInfo{typ: strings.TrimSpace(m[2])}
@@ -89,7 +98,7 @@ func parseUsage(help string) map[string]flagInfo {
 		}
 		flags[m[1]] = info
 	}
-	return flags
+	return flags, unparsed
 }
 
 // gatehouseFlags returns the flags of the gatehouse server, parsed from the
@@ -100,9 +109,12 @@ func gatehouseFlags(t *testing.T) map[string]flagInfo {
 	if err != nil {
 		t.Fatalf("gatehouse --help: %v\n%s", err, out)
 	}
-	flags := parseUsage(string(out))
+	flags, unparsed := parseUsage(string(out))
+	if len(unparsed) > 0 {
+		t.Fatalf("gatehouse --help: cannot parse these flag lines:\n%s", strings.Join(unparsed, "\n"))
+	}
 	// A sanity check of the parser itself: these flags are in the contract.
-	for _, name := range []string{"listen", "upstream", "db", "admin-listen", "shutdown-timeout", "smtp-password-file"} {
+	for _, name := range []string{"listen", "upstream", "db", "admin-listen", "cookie-secure", "shutdown-timeout", "smtp-password-file"} {
 		if _, ok := flags[name]; !ok {
 			t.Fatalf("gatehouse --help lists no --%s; parsed %d flags from:\n%s", name, len(flags), out)
 		}
@@ -202,18 +214,25 @@ func drainDeadline(t *testing.T, values map[string]string, flags map[string]flag
 func TestParseUsage(t *testing.T) {
 	help := `Flags:
       --listen string                 address the proxy listens on (default ":8080")
-      --cookie-secure                 set the Secure attribute on cookies (default true when --base-url is https)
+      --cookie-secure[=true|false]    set the Secure attribute on cookies (default true when --base-url is https)
+      --trace                         a plain boolean
+      --color string[="auto"]         an optional value
       --shutdown-timeout duration     how long SIGTERM waits (default 25s)
       --public-path strings           path served without a session (repeatable)
   -v, --verbose                       more output
 `
-	got := parseUsage(help)
+	got, unparsed := parseUsage(help)
 	want := map[string]flagInfo{
 		"listen":           {typ: "string", def: ":8080"},
 		"cookie-secure":    {def: "true when --base-url is https"},
 		"shutdown-timeout": {typ: "duration", def: "25s"},
 		"public-path":      {typ: "strings"},
 		"verbose":          {},
+		"trace":            {},
+		"color":            {typ: "string"},
+	}
+	if len(unparsed) > 0 {
+		t.Errorf("unparsed lines: %q", unparsed)
 	}
 	if len(got) != len(want) {
 		t.Fatalf("parsed %v, want %v", got, want)

@@ -63,6 +63,7 @@ var kinds = map[string]func() any{
 	"v1/Service":                         func() any { return new(corev1.Service) },
 	"v1/Secret":                          func() any { return new(corev1.Secret) },
 	"v1/ConfigMap":                       func() any { return new(corev1.ConfigMap) },
+	"v1/Namespace":                       func() any { return new(corev1.Namespace) },
 	"v1/PersistentVolumeClaim":           func() any { return new(corev1.PersistentVolumeClaim) },
 	"networking.k8s.io/v1/NetworkPolicy": func() any { return new(networkingv1.NetworkPolicy) },
 	"kustomize.config.k8s.io/v1beta1/Kustomization": func() any { return new(kustomization) },
@@ -218,7 +219,7 @@ func loadBase(t *testing.T) base {
 		t.Fatal(`want one container named "gatehouse" and one app container`)
 	}
 	b.flags = gatehouseFlags(t)
-	b.args = checkArgs(t, "deployment.yaml, container gatehouse", b.gatehouse.Args, b.flags)
+	b.args, _, _ = parseArgs(b.gatehouse.Args, b.flags) // TestEveryFlagAndVariableExists checks them
 	if len(b.gatehouse.Command) > 0 {
 		t.Errorf("container gatehouse overrides the image's entrypoint with %q", b.gatehouse.Command)
 	}
@@ -512,8 +513,11 @@ func TestGraceCoversTheDrain(t *testing.T) {
 	drain := drainDeadline(t, b.args, b.flags)
 	grace := b.deployment.Spec.Template.Spec.TerminationGracePeriodSeconds
 	// One second beyond the drain to close the listeners and the database.
-	if grace == nil || time.Duration(*grace)*time.Second < drain+time.Second {
-		t.Errorf("terminationGracePeriodSeconds = %v, want at least the drain deadline %v plus 1s", grace, drain)
+	if grace == nil {
+		t.Fatalf("no terminationGracePeriodSeconds: the default 30s is too easy to change unnoticed")
+	}
+	if time.Duration(*grace)*time.Second < drain+time.Second {
+		t.Errorf("terminationGracePeriodSeconds = %d, want at least the drain deadline %v plus 1s", *grace, drain)
 	}
 	if b.gatehouse.Lifecycle != nil && b.gatehouse.Lifecycle.PreStop != nil {
 		t.Error("gatehouse has a preStop hook: its time comes out of the grace period; account for it here")

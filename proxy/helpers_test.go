@@ -331,3 +331,18 @@ func (e *env) counterValue(t *testing.T, outcome string) float64 {
 	}
 	return 0
 }
+
+// lookupCount reads the sample count of gatehouse_session_lookup_seconds.
+func (e *env) lookupCount(t *testing.T) uint64 {
+	t.Helper()
+	families, err := e.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range families {
+		if mf.GetName() == "gatehouse_session_lookup_seconds" {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	return 0
+}

@@ -112,10 +112,14 @@ func TestDeniedRedirectCarriesCleanedPath(t *testing.T) {
 	e := newEnv(t)
 	server := httptest.NewServer(e.proxy)
 	defer server.Close()
-	res := rawRequest(t, strings.TrimPrefix(server.URL, "http://"), "GET", "/static/%2e%2e/admin/?x=%2e%2e", "")
-	res.Body.Close()
-	want := "https://gate.example.com/auth/login?rd=%2Fadmin%2F%3Fx%3D%252e%252e"
-	if got := res.Header.Get("Location"); got != want {
-		t.Fatalf("Location %q, want %q", got, want)
+	for target, want := range map[string]string{
+		"/static/%2e%2e/admin/?x=%2e%2e":           "https://gate.example.com/auth/login?rd=%2Fadmin%2F%3Fx%3D%252e%252e",
+		"http://evil.example//x/../admin?next=//e": "https://gate.example.com/auth/login?rd=%2Fadmin%3Fnext%3D%2F%2Fe",
+	} {
+		res := rawRequest(t, strings.TrimPrefix(server.URL, "http://"), "GET", target, "")
+		res.Body.Close()
+		if got := res.Header.Get("Location"); got != want {
+			t.Errorf("%s: Location %q, want %q", target, got, want)
+		}
 	}
 }

@@ -132,4 +132,13 @@ func setCookieName(line string) string {
 	return name
 }
 
-func trimSpace(s string) string { return strings.Trim(s, " \t") }
+// trimSpace removes the optional whitespace around cookie names and values.
+func trimSpace(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}

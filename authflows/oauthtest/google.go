@@ -29,6 +29,7 @@ var signingKey = sync.OnceValue(func() *rsa.PrivateKey {
 // authorization's nonce, exp an hour after now) and serves /userinfo.
 type Google struct {
 	*server
+	issuer     string // iss of its ID tokens; default its URL
 	editNext   func(claims map[string]any)
 	omitEmails bool
 }
@@ -51,7 +52,22 @@ func NewGoogle(client Client, now func() time.Time) *Google {
 func (g *Google) AuthURL() string     { return g.srv.URL + "/o/oauth2/v2/auth" }
 func (g *Google) TokenURL() string    { return g.srv.URL + "/token" }
 func (g *Google) UserinfoURL() string { return g.srv.URL + "/v1/userinfo" }
-func (g *Google) Issuer() string      { return g.srv.URL }
+func (g *Google) Issuer() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.issuer != "" {
+		return g.issuer
+	}
+	return g.srv.URL
+}
+
+// SetIssuer makes the ID tokens claim iss (e.g. "https://accounts.google.com",
+// for a client that keeps Google's issuer while its endpoints point here).
+func (g *Google) SetIssuer(iss string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.issuer = iss
+}
 
 // EditNextIDToken lets edit change the claims of the next ID token issued
 // (e.g. another aud, an old exp, a wrong nonce) before it is signed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -13,12 +14,25 @@ type mailer interface {
 	Wake()
 }
 
-// TEMPORARY until authflows/mail lands: queued mail stays queued.
-type pendingMailer struct{}
-
-func (pendingMailer) Run(ctx context.Context) error { <-ctx.Done(); return nil }
-func (pendingMailer) Wake()                         {}
-
+// newMailer builds the delivery queue: an SMTP relay with --smtp-addr, .eml
+// files in --mail-dir otherwise.
 func newMailer(cfg Config, store storage.Store, log *slog.Logger) (mailer, error) {
-	return pendingMailer{}, nil
+	var sender mail.Sender
+	if cfg.SMTP.Addr != "" {
+		smtp, err := mail.NewSMTP(mail.SMTPConfig{
+			Addr: cfg.SMTP.Addr, Username: cfg.SMTP.Username, Password: cfg.SMTP.Password,
+			TLS: cfg.SMTP.TLS, From: cfg.SMTP.From,
+		})
+		if err != nil {
+			return nil, flagError("smtp-addr", "%v", err)
+		}
+		sender = smtp
+	} else {
+		dir, err := mail.NewDir(cfg.MailDir, cfg.SMTP.From)
+		if err != nil {
+			return nil, flagError("mail-dir", "%v", err)
+		}
+		sender = dir
+	}
+	return mail.NewQueue(store, sender, mail.QueueOptions{Logger: log}), nil
 }

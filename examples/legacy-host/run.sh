@@ -96,7 +96,7 @@ step "6. forgot the password: the reset link arrives in $WORK/mail as an .eml fi
 expect 202 -H 'Content-Type: application/json' --data "{\"email\":\"$EMAIL\"}" "$BASE/auth/forgot"
 mail=
 for _ in $(seq 150); do
-	mail=$(find "$WORK/mail" -name '*.eml' 2>/dev/null | head -n 1)
+	mail=$(find "$WORK/mail" -name '*.eml' 2>/dev/null | head -n 1) || true
 	[ -n "$mail" ] && break
 	sleep 0.1
 done

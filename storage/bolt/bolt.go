@@ -88,6 +88,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("storage/bolt: create directory of %s: %w", path, err)
 	}
+	// The hashmap freelist stays fast with many free pages (after a large
+	// sweep). The freelist is still synced on commit: NoFreelistSync would
+	// make commits cheaper then, but every Open would walk the whole file to
+	// rebuild it (seconds for a million sessions on a cold cache), and the
+	// CLI subcommands open the file on every call.
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 		Timeout:      timeout,
 		NoSync:       opts.NoSync,

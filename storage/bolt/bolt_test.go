@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,4 +224,51 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestIdleSweepAcrossScanChunks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gatehouse.db")
+	s := openTest(t, path)
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	const n = 2*scanChunk + 1234 // three read chunks, several write chunks
+	sessions := make([]storage.Session, n)
+	wantIdle := 0
+	for i := range sessions {
+		sessions[i] = storage.Session{IDHash: storage.HashSecret(fmt.Sprint("s", i)), UserID: fmt.Sprint("u", i%7),
+			CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
+		if i%3 == 0 {
+			sessions[i].LastSeen = now.Add(-time.Hour)
+			wantIdle++
+		}
+	}
+	must(t, s.ImportSessions(t.Context(), sessions))
+	deleted, err := s.DeleteExpiredSessions(t.Context(), now, 30*time.Minute)
+	if err != nil || deleted != wantIdle {
+		t.Fatalf("DeleteExpiredSessions = %d, %v; want %d", deleted, err, wantIdle)
+	}
+	for _, i := range []int{0, 1, 3, n - 1, n - 2} {
+		_, err := s.Session(t.Context(), sessions[i].IDHash)
+		if idle := i%3 == 0; idle != errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("session %d (idle: %v): %v", i, idle, err)
+		}
+	}
+	must(t, s.Close())
+	checkIndexes(t, path)
+}
+
+func TestImportSessionsRefusesStoredHash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gatehouse.db")
+	s := openTest(t, path)
+	sess := storage.Session{IDHash: storage.HashSecret("a"), UserID: "u1", ExpiresAt: time.Now()}
+	must(t, s.CreateSession(t.Context(), sess))
+	other := storage.Session{IDHash: storage.HashSecret("b"), UserID: "u2", ExpiresAt: time.Now()}
+	sess.UserID = "u2"
+	if err := s.ImportSessions(t.Context(), []storage.Session{other, sess}); err == nil {
+		t.Fatal("ImportSessions of a stored hash succeeded")
+	}
+	if _, err := s.Session(t.Context(), other.IDHash); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("refused import wrote a session: %v", err)
+	}
+	must(t, s.Close())
+	checkIndexes(t, path)
 }

@@ -1,8 +1,11 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -141,36 +144,43 @@ func deleteSession(tx *bbolt.Tx, idHash storage.Hash) (bool, error) {
 }
 
 // deleteUserSessions deletes every session listed under the user in the
-// per-user index, with their index entries, and reports how many.
+// per-user index, with their index entries, and reports how many. Each
+// bucket is visited in key order, so a cursor walks each tree once.
 func deleteUserSessions(tx *bbolt.Tx, userID string) (int, error) {
 	userSessions := tx.Bucket(bucketUserSessions)
-	sessions := tx.Bucket(bucketSessions)
-	expiry := tx.Bucket(bucketSessionExpiry)
 	prefix := userPrefix(userID)
-	hashes := hashKeysWithPrefix(userSessions, prefix)
-	key := make([]byte, expiryKeyLen)
-	n := 0
+	hashes := hashKeysWithPrefix(userSessions, prefix) // sorted by hash
+	expiryKeys := make([][]byte, 0, len(hashes))
+	c := tx.Bucket(bucketSessions).Cursor()
 	for _, h := range hashes {
-		if v := sessions.Get(h[:]); v != nil {
-			if len(v) < sessionFixedLen {
-				return 0, errCorrupt
-			}
-			copy(key, v[sessionExpiresAt:sessionExpiresAt+timeKeySize])
-			binary.BigEndian.PutUint64(key, binary.BigEndian.Uint64(key)^(1<<63))
-			copy(key[timeKeySize:], h[:])
-			if err := expiry.Delete(key); err != nil {
-				return 0, err
-			}
-			if err := sessions.Delete(h[:]); err != nil {
-				return 0, err
-			}
-			n++
+		k, v := c.Seek(h[:])
+		if !bytes.Equal(k, h[:]) {
+			continue // index entry without a session: only the entry goes
 		}
-		if err := userSessions.Delete(append(prefix, h[:]...)); err != nil {
+		if len(v) < sessionFixedLen {
+			return 0, fmt.Errorf("session: %w", errCorrupt)
+		}
+		key := make([]byte, expiryKeyLen)
+		binary.BigEndian.PutUint64(key, binary.BigEndian.Uint64(v[sessionExpiresAt:])^(1<<63))
+		copy(key[timeKeySize:], h[:])
+		expiryKeys = append(expiryKeys, key)
+		if err := c.Delete(); err != nil {
 			return 0, err
 		}
 	}
-	return n, nil
+	slices.SortFunc(expiryKeys, bytes.Compare)
+	expiry := tx.Bucket(bucketSessionExpiry)
+	for _, k := range expiryKeys {
+		if err := expiry.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	for _, h := range hashes {
+		if err := userSessions.Delete(userHashKey(userID, h)); err != nil {
+			return 0, err
+		}
+	}
+	return len(expiryKeys), nil
 }
 
 // DeleteExpiredSessions deletes sessions whose ExpiresAt is not after now

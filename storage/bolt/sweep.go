@@ -90,18 +90,20 @@ func (s *Store) sweepScan(ctx context.Context, bucket []byte, expired func(k, v 
 					k, v = c.Next()
 				}
 			}
+			var last []byte // valid inside this transaction only
 			for examined := 0; ; k, v = c.Next() {
 				if k == nil {
 					done = true
 					return nil
 				}
 				if examined == scanChunk || len(candidates) == sweepChunk {
+					after = bytes.Clone(last)
 					return nil
 				}
 				examined++
-				after = bytes.Clone(k)
+				last = k
 				if expired(k, v) {
-					candidates = append(candidates, after)
+					candidates = append(candidates, bytes.Clone(k))
 				}
 			}
 		})

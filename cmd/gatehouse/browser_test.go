@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath finds headless Chromium, or skips the test loudly: .ci/run
+// installs it, so CI always runs these tests.
+func chromiumPath(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "BROWSER TEST SKIPPED: no chromium on PATH (apt-get install chromium; .ci/run does this)"
+	fmt.Fprintln(os.Stderr, "!!! "+msg)
+	t.Skip(msg)
+	return ""
+}
+
+// newBrowser starts headless Chromium with the flags this workplace needs.
+func newBrowser(t *testing.T) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first Run starts the browser and must not carry a deadline;
+	// every later step is bounded.
+	if _, err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	bounded, cancelBounded := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelBounded)
+	return bounded
+}
+
+// browse runs steps and returns the page location and body text afterwards.
+func browse(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) (location, body string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Steps(steps...)); err != nil {
+		t.Fatal(err)
+	}
+	location, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err = chromedp.Run(ctx, chromedp.Text(`body`)); err != nil {
+		t.Fatal(err)
+	}
+	return location, body
+}
+
+// TestBrowserSignInForgotReset drives the pages as a person would: a
+// protected page sends the browser to sign in and back; forgot mails a link;
+// the link's form sets a new password; the old one stops working.
+func TestBrowserSignInForgotReset(t *testing.T) {
+	up, _ := echoUpstream(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gatehouse.db")
+	addUser(t, db, "carol@example.com", testPassword)
+	g := startGatehouse(t, db, "--upstream", up.URL)
+	ctx := newBrowser(t)
+
+	location, _ := browse(t, ctx,
+		chromedp.Navigate(g.URL+"/reports?year=2026"),
+		chromedp.WaitVisible(`#email`),
+	)
+	if !strings.Contains(location, "/auth/login?rd=") {
+		t.Errorf("protected page led to %s, want the sign-in page", location)
+	}
+	_, body := browse(t, ctx,
+		chromedp.SendKeys(`#email`, "carol@example.com"),
+		chromedp.SendKeys(`#password`, testPassword),
+		chromedp.Submit(`#password`),
+		chromedp.WaitNotPresent(`#password`),
+	)
+	if !strings.Contains(body, `"path":"/reports"`) || !strings.Contains(body, "carol@example.com") {
+		t.Fatalf("after sign-in the browser shows %.300q, want the upstream page for carol", body)
+	}
+
+	// Forgot: the page answers the same for everyone and the mail arrives as a file.
+	browse(t, ctx,
+		chromedp.Navigate(g.URL+"/auth/forgot"),
+		chromedp.WaitVisible(`#email`),
+		chromedp.SendKeys(`#email`, "carol@example.com"),
+		chromedp.Submit(`#email`),
+		chromedp.WaitNotPresent(`#email`),
+	)
+	link := waitForResetLink(t, filepath.Join(dir, "mail"), g.URL)
+
+	const newPassword = "a brand new passphrase 42"
+	location, _ = browse(t, ctx,
+		chromedp.Navigate(link),
+		chromedp.WaitVisible(`#password`),
+		chromedp.SendKeys(`#password`, newPassword),
+		chromedp.SendKeys(`#confirm`, newPassword),
+		chromedp.Submit(`#confirm`),
+		chromedp.WaitVisible(`#email`),
+	)
+	if !strings.Contains(location, "/auth/login") {
+		t.Errorf("after reset the browser is at %s, want the sign-in page", location)
+	}
+	// The reset revoked the browser's session: the protected page asks to sign in again.
+	_, body = browse(t, ctx,
+		chromedp.Navigate(g.URL+"/reports"),
+		chromedp.WaitVisible(`#email`),
+		chromedp.SendKeys(`#email`, "carol@example.com"),
+		chromedp.SendKeys(`#password`, newPassword),
+		chromedp.Submit(`#password`),
+		chromedp.WaitNotPresent(`#password`),
+	)
+	if !strings.Contains(body, `"path":"/reports"`) {
+		t.Fatalf("sign-in with the new password shows %.300q", body)
+	}
+}
+
+var resetLink = regexp.MustCompile(`https?://[^\s"<>]+/auth/reset\?token=[A-Za-z0-9_-]+`)
+
+// waitForResetLink polls the mail folder for the reset message and returns its link.
+func waitForResetLink(t *testing.T, dir, base string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+		for _, f := range files {
+			fh, err := os.Open(f)
+			if err != nil {
+				continue
+			}
+			msg, err := mail.ReadMessage(fh)
+			if err != nil {
+				fh.Close()
+				continue
+			}
+			raw, _ := os.ReadFile(f)
+			fh.Close()
+			text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "=\r\n", ""), "=3D", "=")
+			if m := resetLink.FindString(text); m != "" && msg.Header.Get("To") != "" {
+				if !strings.HasPrefix(m, base) {
+					t.Fatalf("mailed link %s is not under the base URL %s", m, base)
+				}
+				return m
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no reset mail arrived in %s", dir)
+	return ""
+}

@@ -1,0 +1,150 @@
+//go:build unix
+
+package deploy
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestLegacyHostWalkthrough runs examples/legacy-host/run.sh, the README's
+// steps with curl, against freshly built binaries: add a user, sign in,
+// forgot and reset through --mail-dir, sign out.
+func TestLegacyHostWalkthrough(t *testing.T) {
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the walkthrough needs %s: %v", tool, err)
+		}
+	}
+	gatehouse := binary(t, "../cmd/gatehouse")
+	demo := binary(t, "../examples/demo-upstream")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "../examples/legacy-host/run.sh")
+	cmd.Env = append(os.Environ(),
+		"GATEHOUSE="+gatehouse,
+		"DEMO_UPSTREAM="+demo,
+		"WORK="+t.TempDir(),
+		"APP_ADDR="+freeAddr(t),
+		"PROXY_ADDR="+freeAddr(t),
+		"ADMIN_ADDR="+freeAddr(t),
+	)
+	// The script starts two servers; on a timeout, end them with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run.sh: %v\n%s", err, out)
+	}
+	t.Logf("run.sh:\n%s", out)
+}
+
+// TestDeploymentConfigStarts runs the gatehouse binary with the arguments and
+// environment of the Deployment's container (Secret values included), so
+// that values, not only names, are checked: Gatehouse refuses a bad value at
+// start. Only what cannot exist outside the pod is moved: the volume paths go
+// to a temporary folder and the listeners to free loopback ports.
+func TestDeploymentConfigStarts(t *testing.T) {
+	b := loadBase(t)
+	dir := t.TempDir()
+	admin := freeAddr(t)
+	moved := map[string]string{
+		"db":           filepath.Join(dir, "gatehouse.db"),
+		"mail-dir":     filepath.Join(dir, "mail"),
+		"listen":       freeAddr(t),
+		"admin-listen": admin,
+	}
+	var args []string
+	for _, a := range b.gatehouse.Args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if v, ok := moved[name]; ok {
+			a = "--" + name + "=" + v
+		}
+		args = append(args, a)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	for _, e := range b.gatehouse.Env {
+		value := e.Value
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			value = b.secret.StringData[e.ValueFrom.SecretKeyRef.Key]
+		}
+		env = append(env, e.Name+"="+value)
+	}
+
+	cmd := exec.Command(binary(t, "../cmd/gatehouse"), args...)
+	cmd.Env = env
+	// The process writes its log straight into a file: readable at any time
+	// without racing the copy goroutines a bytes.Buffer would need.
+	logFile, err := os.Create(filepath.Join(dir, "gatehouse.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	logs := func() string {
+		data, _ := os.ReadFile(logFile.Name())
+		return string(data)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false // set once exited has been received from
+	defer func() {
+		if !stopped {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}()
+
+	ready := false
+	for deadline := time.Now().Add(15 * time.Second); !ready && time.Now().Before(deadline); {
+		select {
+		case err := <-exited:
+			stopped = true
+			t.Fatalf("gatehouse with the Deployment's configuration exited at start: %v\n%s", err, logs())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if resp, err := http.Get("http://" + admin + "/readyz"); err == nil {
+			resp.Body.Close()
+			ready = resp.StatusCode == http.StatusOK
+		}
+	}
+	if !ready {
+		t.Fatalf("gatehouse never answered /readyz with 200\n%s", logs())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		stopped = true
+		if err != nil {
+			t.Errorf("gatehouse after SIGTERM: %v\n%s", err, logs())
+		}
+	case <-time.After(drainDeadline(t, b.args, b.flags)):
+		t.Errorf("gatehouse did not stop within the drain deadline after SIGTERM\n%s", logs())
+	}
+}
