@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // metrics are the counters of the flows, registered on Config.Registerer.
 type metrics struct {
-	logins      *prometheus.CounterVec // result: ok, failed, throttled, busy
+	logins      *prometheus.CounterVec // result: ok, failed, throttled, busy, error
 	forgot      *prometheus.CounterVec // result: mailed, unknown, throttled
 	resets      *prometheus.CounterVec // result: ok, invalid_token, weak_password, throttled
 	oauth       *prometheus.CounterVec // provider, result: login, user_created, linked, unlinked, state_failed, refused, error

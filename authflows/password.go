@@ -40,13 +40,17 @@ const (
 var ErrBusy = errors.New("password hashing at capacity")
 
 // Hasher hashes and verifies argon2id PHC strings. At most half the CPUs
-// (at least one) hash at once, so a flood of sign-ins leaves the proxy a core
-// and memory stays bounded at slots × Memory.
+// (at least one) hash at once, so memory stays bounded at slots × Memory and
+// a flood of sign-ins leaves the proxy a core. Under contention a slot also
+// rests after each hash for as long as the hash took, so sustained hashing
+// uses at most half of the slots' cores (PW5); a lone sign-in never waits.
 type Hasher struct {
 	params HashParams
 	slots  chan struct{}
 	wait   time.Duration // how long to wait for a slot before ErrBusy
 	dummy  string        // a hash of nothing, verified for unknown accounts (PW4)
+	// waiting counts requests blocked on a slot: contention.
+	waiting atomic.Int32
 	// runs counts argon2 computations (Hash and Verify). Tests use it to
 	// check that every login path hashes exactly once (PW4) and that
 	// oversized passwords are never hashed (DS2).
@@ -61,6 +65,13 @@ func NewHasher(p HashParams) *Hasher {
 }
 
 func (h *Hasher) acquire(ctx context.Context) error {
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	h.waiting.Add(1)
+	defer h.waiting.Add(-1)
 	ctx, cancel := context.WithTimeout(ctx, h.wait)
 	defer cancel()
 	select {
@@ -73,22 +84,32 @@ func (h *Hasher) acquire(ctx context.Context) error {
 
 func (h *Hasher) release() { <-h.slots }
 
-// idKey is argon2id behind an acquired slot.
-func (h *Hasher) idKey(password string, salt []byte, p HashParams, size uint32) []byte {
+// idKey computes argon2id behind a slot, or returns ErrBusy.
+func (h *Hasher) idKey(ctx context.Context, password string, salt []byte, p HashParams, size uint32) ([]byte, error) {
+	if err := h.acquire(ctx); err != nil {
+		return nil, err
+	}
 	h.runs.Add(1)
-	return argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, size)
+	start := time.Now()
+	key := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, size)
+	if h.waiting.Load() > 0 {
+		time.AfterFunc(time.Since(start), h.release) // rest: others wait, the proxy gets the core
+	} else {
+		h.release()
+	}
+	return key, nil
 }
 
 // Hash returns the PHC string of password (already NFKC, see normalizePassword).
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
-	if err := h.acquire(ctx); err != nil {
-		return "", err
-	}
-	defer h.release()
 	salt := make([]byte, saltLen)
 	_, _ = rand.Read(salt)
 	p := h.params
-	return h.encode(salt, h.idKey(password, salt, p, keyLen), p), nil
+	key, err := h.idKey(ctx, password, salt, p, keyLen)
+	if err != nil {
+		return "", err
+	}
+	return h.encode(salt, key, p), nil
 }
 
 // Verify compares password with a PHC string in constant time. An empty phc
@@ -104,11 +125,10 @@ func (h *Hasher) Verify(ctx context.Context, phc, password string) (ok, needsReh
 	if err != nil {
 		return false, false, err
 	}
-	if err := h.acquire(ctx); err != nil {
+	got, err := h.idKey(ctx, password, salt, p, uint32(len(want)))
+	if err != nil {
 		return false, false, err
 	}
-	got := h.idKey(password, salt, p, uint32(len(want)))
-	h.release()
 	ok = subtle.ConstantTimeCompare(got, want) == 1 && real
 	return ok, ok && p != h.params, nil
 }

@@ -137,7 +137,7 @@ func (h *Handler) requestReset(r *http.Request, email string) {
 	// context that is not cancelled when the answer is written.
 	bg := r.Clone(detach(r.Context()))
 	bg.Body = http.NoBody
-	if h.issueReset(bg, email); false {
+	if !h.background.try(func() { h.issueReset(bg, email) }) {
 		h.event(r, "forgot_dropped", slog.String("reason", "too many reset requests in flight"))
 		h.metrics.forgot.WithLabelValues("dropped").Inc()
 	}
