@@ -48,8 +48,6 @@ type Config struct {
 
 	// MailTemplates is a directory whose files override the embedded mail templates.
 	MailTemplates string
-	// MailFrom is the From address of every message.
-	MailFrom string
 	// WakeMailer is called after mail was queued so that delivery starts at once.
 	WakeMailer func()
 

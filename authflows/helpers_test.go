@@ -79,7 +79,6 @@ func newTestEnv(t testing.TB, options ...func(*Config)) *testEnv {
 		ResetTokenTTL:     30 * time.Minute,
 		PasswordMinLength: 12,
 		Hash:              testHashParams,
-		MailFrom:          "gatehouse@gatehouse.test",
 		Store:             store,
 		Denier:            web.Denier{Mode: web.ModeRedirect, BaseURL: base},
 		Clock:             env.Clock.Now,

@@ -5,8 +5,8 @@ import "github.com/prometheus/client_golang/prometheus"
 // metrics are the counters of the flows, registered on Config.Registerer.
 type metrics struct {
 	logins      *prometheus.CounterVec // result: ok, failed, throttled, busy, error
-	forgot      *prometheus.CounterVec // result: mailed, unknown, throttled
-	resets      *prometheus.CounterVec // result: ok, invalid_token, weak_password, throttled
+	forgot      *prometheus.CounterVec // result: mailed, unknown, throttled, dropped
+	resets      *prometheus.CounterVec // result: ok, invalid_token, weak_password, password_mismatch, busy, invalid_request, throttled
 	oauth       *prometheus.CounterVec // provider, result: login, user_created, linked, unlinked, state_failed, refused, error
 	revocations prometheus.Counter     // sessions revoked by resets
 }

@@ -96,7 +96,8 @@ var errAlreadyRunning = errors.New("mail: queue is already running")
 // Run delivers mail until ctx is cancelled, then returns nil. It starts with
 // a pass over the due mail, so mail left by a previous run goes out at once.
 // A delivery interrupted by the cancellation stays queued. One Run per
-// Queue at a time.
+// Queue at a time; cancel it (and wait for it to return) before closing the
+// store.
 func (q *Queue) Run(ctx context.Context) error {
 	if !q.running.CompareAndSwap(false, true) {
 		return errAlreadyRunning

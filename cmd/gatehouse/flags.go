@@ -270,6 +270,9 @@ func checkMail(c *Config) error {
 		if _, _, err := net.SplitHostPort(c.SMTP.Addr); err != nil {
 			return flagError("smtp-addr", "%q is not host:port", c.SMTP.Addr)
 		}
+		if host, _, _ := net.SplitHostPort(c.SMTP.Addr); c.SMTP.Username != "" && c.SMTP.TLS == "none" && !isLoopback(host) {
+			return flagError("smtp-tls", "none would send the SMTP password in clear text to %s; use starttls or tls", host)
+		}
 	} else if c.MailDir == "" {
 		return flagError("mail-dir", "is required when --smtp-addr is empty")
 	}
@@ -287,6 +290,15 @@ func checkMail(c *Config) error {
 		return flagError("smtp-from", "%q is not an email address", c.SMTP.From)
 	}
 	return nil
+}
+
+// isLoopback reports whether host is localhost or a loopback address.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // checkProvider enforces seed rule 6: a configured provider has a client id,

@@ -141,6 +141,7 @@ func TestParseRejectsBadValues(t *testing.T) {
 		{append(up, "--smtp-addr", "mail.example.com"), "--smtp-addr"},
 		{append(up, "--base-url", "http://10.0.0.1:8080", "--smtp-addr", "mail:25"), "--smtp-from"},
 		{append(up, "--listen", "8080"), "--listen"},
+		{append(up, "--smtp-addr", "mail.example.com:25", "--smtp-tls", "none", "--smtp-username", "u"), "--smtp-tls"},
 		{append(up, "--public-path", "static"), "--public-path"},
 		{append(up, "--public-path", "/auth/x"), "--public-path"},
 		{append(up, "--trusted-proxies", "10.0.0.0/33"), "--trusted-proxies"},

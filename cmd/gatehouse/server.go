@@ -29,6 +29,7 @@ type server struct {
 	log      *slog.Logger
 	store    storage.Store
 	handler  http.Handler // the proxy, /auth/ included
+	auth     *authflows.Handler
 	admin    http.Handler
 	lastSeen *proxy.LastSeen
 	mailer   mailer
@@ -85,7 +86,6 @@ func (s *server) build(ctx context.Context) error {
 		Hash:              authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
 		Providers:         providerConfigs(cfg),
 		MailTemplates:     cfg.MailTemplates,
-		MailFrom:          cfg.SMTP.From,
 		WakeMailer:        s.mailer.Wake,
 		Store:             s.store,
 		Denier:            denier,
@@ -96,6 +96,7 @@ func (s *server) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.auth = auth
 	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log}
 	p, err := proxy.New(proxy.Config{
 		Upstream:        cfg.Upstream,
@@ -267,6 +268,7 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 			srv.Close()
 		}
 	}
+	s.auth.Drain() // forgot requests still minting tokens and queueing mail
 	stopBackground()
 	loops.Wait()
 	s.log.Info("gatehouse stopped")
