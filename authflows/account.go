@@ -35,13 +35,8 @@ type linkedAccount struct {
 // account shows the signed-in user's account: GET /auth/account. Without a
 // session it answers per --mode.
 func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
-	s, err := h.currentSession(r)
-	if errors.Is(err, errNoSession) {
-		h.cfg.Denier.Deny(w, r)
-		return
-	}
-	if err != nil {
-		h.answerStoreFailure(w, r, err)
+	s, ok := h.requireSession(w, r)
+	if !ok {
 		return
 	}
 	u, err := h.store.UserByID(r.Context(), s.UserID)
@@ -111,31 +106,24 @@ func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, r, errUnknownProvider)
 		return
 	}
-	s, err := h.currentSession(r)
-	if errors.Is(err, errNoSession) {
-		h.cfg.Denier.Deny(w, r) // 401 for DELETE and POST in both modes
+	s, ok := h.requireSession(w, r) // without one: 401 for DELETE and POST in both modes
+	if !ok {
 		return
 	}
-	if err != nil {
-		h.answerStoreFailure(w, r, err)
-		return
-	}
-	err = h.store.UnlinkIdentity(r.Context(), s.UserID, name)
+	err := h.store.UnlinkIdentity(r.Context(), s.UserID, name)
 	switch {
 	case errors.Is(err, storage.ErrNotLinked):
 		web.WriteProblem(w, r, errNotLinked)
 		return
 	case errors.Is(err, storage.ErrLastLoginMethod):
-		h.metrics.oauth.WithLabelValues(name, "refused").Inc()
-		h.event(r, "oauth_refused", slog.String("provider", name), slog.String("user_id", s.UserID), slog.String("reason", "last login method"))
+		h.oauthEvent(r, name, "refused", slog.String("user_id", s.UserID), slog.String("reason", "last login method"))
 		web.WriteProblem(w, r, errLastLoginMethod)
 		return
 	case err != nil:
 		h.answerStoreFailure(w, r, err)
 		return
 	}
-	h.metrics.oauth.WithLabelValues(name, "unlinked").Inc()
-	h.event(r, "oauth_unlinked", slog.String("provider", name), slog.String("user_id", s.UserID))
+	h.oauthEvent(r, name, "unlinked", slog.String("user_id", s.UserID))
 	if r.Method == http.MethodPost {
 		seeOther(w, r, "/auth/account")
 		return

@@ -136,3 +136,28 @@ func TestOAuthAccountPageWithoutSession(t *testing.T) {
 		t.Errorf("401 mode: %d", a.status)
 	}
 }
+
+// Fail closed: when the store cannot tell whether the request has a
+// session, the link start, the account page and unlinking answer 503
+// store_unavailable, and no flow is started.
+func TestOAuthSessionStoreFailure(t *testing.T) {
+	e := newTestEnv(t, withTestProviders, func(c *Config) {
+		c.Store = faultyStore{Store: c.Store, fail: failing("Session")}
+	})
+	cookie := &http.Cookie{Name: e.Config.CookieName, Value: newSecret()}
+	for _, r := range []*http.Request{
+		e.NewRequest(http.MethodGet, "/auth/link/github", nil),
+		e.NewRequest(http.MethodGet, "/auth/account", nil),
+		e.NewRequest(http.MethodDelete, "/auth/link/github", nil),
+	} {
+		resp := e.Do(r, cookie)
+		if code := e.ProblemCode(t, resp, http.StatusServiceUnavailable); code != "store_unavailable" {
+			t.Errorf("%s %s: code %q, want store_unavailable", r.Method, r.URL, code)
+		}
+		for _, c := range resp.Cookies() {
+			if c.Name == transactionCookie {
+				t.Errorf("%s %s: a flow was started", r.Method, r.URL)
+			}
+		}
+	}
+}

@@ -112,7 +112,7 @@ func New(cfg Config) (*Handler, error) {
 	if h.mails, err = loadMailTemplates(cfg.MailTemplates); err != nil {
 		return nil, err
 	}
-	if h.oauth, err = newProviders(cfg.Providers); err != nil {
+	if h.oauth, err = newProviders(cfg.Providers, cfg.Clock); err != nil {
 		return nil, err
 	}
 	h.hasher = NewHasher(cfg.Hash)

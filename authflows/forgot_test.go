@@ -322,19 +322,30 @@ func TestForgotThrottlesSilently(t *testing.T) {
 		t.Fatalf("after the refill: mail to %s", m.To)
 	}
 
-	// Per client IP: 60 requests pass, the 61st is not mailed; another IP is.
+	// Per client IP: 60 requests pass (the 60th, for alice, is mailed), the
+	// 61st is not mailed although alice's own bucket has room; another IP is.
 	e.Clock.Advance(time.Hour)
 	from := func(ip string) *http.Request {
 		r := e.JSONRequest(http.MethodPost, "/auth/forgot", map[string]string{"email": "alice@example.com"})
 		r.RemoteAddr = ip + ":5555"
 		return r
 	}
-	for i := range 60 {
+	for i := range 59 {
 		r := e.JSONRequest(http.MethodPost, "/auth/forgot", map[string]string{"email": fmt.Sprintf("nobody%d@example.com", i)})
 		r.RemoteAddr = "203.0.113.7:5555"
 		if resp := e.Do(r); resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("request %d: %d", i, resp.StatusCode)
 		}
+	}
+	if resp := e.Do(from("203.0.113.7")); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("60th request: status %d", resp.StatusCode)
+	}
+	e.Handler.Drain()
+	if m := e.nextMail(t); m.To != "alice@example.com" {
+		t.Fatalf("60th request: mail to %s", m.To)
+	}
+	if got := e.Logs.Events("forgot_throttled"); len(got) != 1 {
+		t.Fatalf("throttled within the floor: %q", got)
 	}
 	if resp := e.Do(from("203.0.113.7")); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("throttled IP: status %d, want the same 202", resp.StatusCode)

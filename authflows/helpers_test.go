@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -460,4 +462,55 @@ func (s faultyStore) DeleteUserSessions(ctx context.Context, userID string) (int
 		return 0, errFaultyStore
 	}
 	return s.Store.DeleteUserSessions(ctx, userID)
+}
+
+// TxID is the id of the last committed write transaction of the env's bbolt
+// file, read from the file's two meta pages (the newer one counts). bbolt
+// writes pages with pwrite even with NoSync, so the file shows every commit
+// at once. A read-only transaction never changes it: a test compares it
+// before and after to see whether requests wrote anything (DS1).
+func (e *testEnv) TxID(t testing.TB) uint64 {
+	t.Helper()
+	data, err := os.ReadFile(e.DBPath)
+	if err != nil {
+		t.Fatalf("read %s: %v", e.DBPath, err)
+	}
+	// A meta page: a 16-byte page header, then magic, version, page size and
+	// flags (uint32 each), the root bucket (16 bytes), the freelist and
+	// high-water page ids (uint64 each), the txid.
+	const header, magic, pageSizeAt, txidAt = 16, 0xED0CDAED, 16 + 8, 16 + 48
+	order := binary.NativeEndian
+	if len(data) < txidAt+8 || order.Uint32(data[header:]) != magic {
+		t.Fatalf("%s: not a bbolt file", e.DBPath)
+	}
+	pageSize := int(order.Uint32(data[pageSizeAt:]))
+	if len(data) < pageSize+txidAt+8 || order.Uint32(data[pageSize+header:]) != magic {
+		t.Fatalf("%s: second meta page missing", e.DBPath)
+	}
+	return max(order.Uint64(data[txidAt:]), order.Uint64(data[pageSize+txidAt:]))
+}
+
+// IssueResetToken stores a fresh reset token for u directly, as POST
+// /auth/forgot would (valid for ResetTokenTTL from now, older ones voided,
+// a mail queued), and returns the token.
+func (e *testEnv) IssueResetToken(t testing.TB, u storage.User) string {
+	t.Helper()
+	resetToken := newSecret()
+	now := e.Clock.Now()
+	tok := storage.ResetToken{Hash: storage.HashSecret(resetToken), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(e.Config.ResetTokenTTL)}
+	m := storage.Mail{To: u.Email, Subject: "Reset your password", Text: "a link", CreatedAt: now}
+	if err := e.Store.IssueResetToken(t.Context(), tok, m); err != nil {
+		t.Fatalf("issue reset token: %v", err)
+	}
+	return resetToken
+}
+
+// ResetTokenValid reports whether resetToken can still be used now.
+func (e *testEnv) ResetTokenValid(t testing.TB, resetToken string) bool {
+	t.Helper()
+	_, err := e.Store.ResetTokenUser(t.Context(), storage.HashSecret(resetToken), e.Clock.Now())
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("reset token lookup: %v", err)
+	}
+	return err == nil
 }

@@ -48,18 +48,21 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 // login checks an email and a password and starts a session. The steps:
 //  1. every attempt takes a token of the client IP's bucket;
 //  2. the input is one string each of email, password and optional rd;
-//  3. an account whose failure bucket is empty is refused before any hashing;
+//  3. every attempt takes a token of the account's failure bucket before any
+//     hashing, so that concurrent guesses cannot outrun the bucket; an empty
+//     bucket refuses the attempt;
 //  4. exactly one argon2 verification runs, against the stored hash or a
 //     dummy one, so unknown, password-less and known accounts look alike (PW4);
 //     an oversized password is refused before hashing (DS2);
-//  5. a failure takes a token of the account's bucket;
+//  5. only a failure keeps the account's token: success, a busy hasher and a
+//     store error give it back;
 //  6. success: hash upgraded if its parameters are old (PW1), a new session
 //     (SS4), 200 with the user, or 303 to rd for a form.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	form := h.newLoginForm("")
 
-	if !h.limits.loginIP.allow(h.cfg.ClientIP(r).String()) {
+	if !h.limits.loginIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.event(r, "login_throttled", slog.String("scope", "ip"))
 		h.metrics.logins.WithLabelValues("throttled").Inc()
 		h.loginRefused(w, r, errRateLimited, form)
@@ -81,7 +84,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 
 	account := loginAccountKey(email)
-	if h.limits.loginFailures.exhausted(account) {
+	if !h.limits.loginFailures.allow(account) {
 		h.event(r, "login_throttled", slog.String("scope", "account"), slog.String("email", logEmail(email)))
 		h.metrics.logins.WithLabelValues("throttled").Inc()
 		h.loginRefused(w, r, errRateLimited, form)
@@ -89,6 +92,9 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 
 	u, ok, err := h.verifyLogin(ctx, email, password)
+	if err != nil || ok {
+		h.limits.loginFailures.refund(account)
+	}
 	switch {
 	case errors.Is(err, ErrBusy):
 		h.event(r, "login_busy")
@@ -101,8 +107,11 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.loginRefused(w, r, errStoreUnavailable, form)
 		return
 	case !ok:
-		h.limits.loginFailures.allow(account)
-		h.event(r, "login_failed", slog.String("email", logEmail(email)))
+		attrs := []slog.Attr{slog.String("email", logEmail(email))}
+		if u.ID != "" { // a known account; the answer does not say so (PW4)
+			attrs = append(attrs, slog.String("user_id", u.ID))
+		}
+		h.event(r, "login_failed", attrs...)
 		h.metrics.logins.WithLabelValues("failed").Inc()
 		h.loginRefused(w, r, errInvalidCredentials, form)
 		return
@@ -129,10 +138,12 @@ type userAnswer struct {
 	Email string `json:"email"`
 }
 
-// verifyLogin returns the user whose email and password these are. A
-// password longer than MaxPasswordLength is refused without hashing (DS2);
-// otherwise exactly one Verify runs, with the dummy hash when the account is
-// unknown or has no password (PW4). Errors: ErrBusy, or a store failure.
+// verifyLogin reports whether password is the one of the account email,
+// and returns the account when there is one (for the log only when ok is
+// false). A password longer than MaxPasswordLength is refused without
+// hashing (DS2); otherwise exactly one Verify runs, with the dummy hash when
+// the account is unknown or has no password (PW4). Errors: ErrBusy, or a
+// store failure.
 func (h *Handler) verifyLogin(ctx context.Context, email, password string) (storage.User, bool, error) {
 	if utf8.RuneCountInString(password) > MaxPasswordLength {
 		return storage.User{}, false, nil
@@ -144,8 +155,11 @@ func (h *Handler) verifyLogin(ctx context.Context, email, password string) (stor
 		return storage.User{}, false, err
 	}
 	ok, needsRehash, err := h.hasher.Verify(ctx, u.PasswordHash, password)
-	if err != nil || !ok {
+	if err != nil {
 		return storage.User{}, false, err
+	}
+	if !ok {
+		return u, false, nil
 	}
 	if needsRehash {
 		h.upgradePasswordHash(ctx, u, password)
@@ -251,12 +265,13 @@ type identityAnswer struct {
 // me reports the signed-in user, or 401 unauthenticated.
 func (h *Handler) me(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	// Not requireSession: /auth/me answers 401 in both modes, never a redirect.
 	s, err := h.currentSession(r)
-	if errors.Is(err, errNoSession) {
+	switch {
+	case errors.Is(err, errNoSession):
 		h.answerUnauthenticated(w, r)
 		return
-	}
-	if err != nil {
+	case err != nil:
 		h.answerStoreFailure(w, r, err)
 		return
 	}
@@ -279,17 +294,4 @@ func (h *Handler) me(w http.ResponseWriter, r *http.Request) {
 		answer.Identities = append(answer.Identities, identityAnswer{Provider: id.Provider, Subject: id.Subject, Email: id.Email})
 	}
 	writeJSON(w, http.StatusOK, answer)
-}
-
-// answerUnauthenticated answers 401 unauthenticated with a WWW-Authenticate header,
-// as the proxy does in --mode=401.
-func (h *Handler) answerUnauthenticated(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("WWW-Authenticate", `Cookie realm="gatehouse", form="/auth/login"`)
-	web.WriteProblem(w, r, errUnauthenticated)
-}
-
-// answerStoreFailure logs a store error and answers 503: fail closed.
-func (h *Handler) answerStoreFailure(w http.ResponseWriter, r *http.Request, err error) {
-	h.log.ErrorContext(r.Context(), "store unavailable", "path", r.URL.Path, "err", err)
-	web.WriteProblem(w, r, errStoreUnavailable)
 }

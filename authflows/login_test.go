@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -545,4 +548,127 @@ func jsonEqual(a, b any) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// PW5 at the endpoint: with one hashing slot, sign-ins one after another
+// never rest and never wait (a taken slot would be 503 busy at once here);
+// two at once both get in, the second after the first one's rest.
+func TestLoginHashingSlotHandOff(t *testing.T) {
+	env := newTestEnv(t)
+	env.CreateUser(t, aliceEmail, alicePassword)
+	h := env.Handler.hasher
+	h.slots = make(chan struct{}, 1)
+	var rests atomic.Int32
+	h.rest = func(d time.Duration, release func()) { rests.Add(1); release() }
+
+	h.wait = 0
+	for i := range 5 {
+		if resp := env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": alicePassword}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("lone sign-in %d: status %d", i+1, resp.StatusCode)
+		}
+	}
+	if n := rests.Load(); n != 0 {
+		t.Fatalf("%d rests for lone sign-ins, want 0", n)
+	}
+
+	h.wait = time.Hour
+	h.slots <- struct{}{} // a sign-in in progress
+	statuses := make(chan int, 2)
+	for range 2 {
+		r := env.JSONRequest(http.MethodPost, "/auth/login", map[string]string{"email": aliceEmail, "password": alicePassword})
+		go func() { statuses <- env.Do(r).StatusCode }()
+	}
+	for h.waiting.Load() != 2 {
+		runtime.Gosched()
+	}
+	<-h.slots
+	for range 2 {
+		if s := receive(t, statuses, "a contended sign-in's answer"); s != http.StatusOK {
+			t.Errorf("contended sign-in: status %d", s)
+		}
+	}
+	if n := rests.Load(); n != 1 {
+		t.Errorf("%d rests, want 1 (the first of two contended sign-ins)", n)
+	}
+}
+
+// LG2: the event lines of sign-in, reset request, reset and throttling are
+// structured, each with the time, the client IP and the request id that the
+// proxy set (X-Request-Id), and the user id wherever the account is known;
+// the reset says how many sessions it revoked.
+func TestEventLinesCarryContext(t *testing.T) {
+	logs := &logBuffer{}
+	e := newMailEnv(t, mailEnvConfig{options: []func(*Config){func(c *Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	}}})
+	alice := e.CreateUser(t, aliceEmail, alicePassword)
+	send := func(r *http.Request, id string) *http.Response {
+		r.Header.Set("X-Request-Id", id)
+		return e.Do(r)
+	}
+	login := func(password, id string) *http.Response {
+		return send(e.JSONRequest(http.MethodPost, "/auth/login", map[string]string{"email": aliceEmail, "password": password}), id)
+	}
+	forgot := func(id string) {
+		send(e.JSONRequest(http.MethodPost, "/auth/forgot", map[string]string{"email": aliceEmail}), id)
+		e.Handler.Drain()
+	}
+
+	login(alicePassword, "req-login-ok")
+	for i := range 10 {
+		login("wrong password", fmt.Sprint("req-login-failed-", i))
+	}
+	login("wrong password", "req-login-throttled")
+	for _, id := range []string{"req-forgot", "req-forgot-2", "req-forgot-3"} {
+		forgot(id)
+		e.nextMail(t)
+	}
+	forgot("req-forgot-throttled")
+	send(e.JSONRequest(http.MethodPost, "/auth/reset", map[string]string{"token": "bogus", "password": freshPassword}), "req-reset-failed")
+	token := e.IssueResetToken(t, alice)
+	send(e.JSONRequest(http.MethodPost, "/auth/reset", map[string]string{"token": token, "password": freshPassword}), "req-reset")
+
+	records := map[string]map[string]any{} // request id → event record
+	for _, line := range logs.Lines() {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not a JSON record: %q", line)
+		}
+		if id, ok := rec["request_id"].(string); ok && rec["event"] != nil {
+			records[id] = rec
+		}
+	}
+	for _, tt := range []struct {
+		requestID, event string
+		withUser         bool
+		more             map[string]any
+	}{
+		{"req-login-ok", "login_ok", true, nil},
+		{"req-login-failed-0", "login_failed", true, map[string]any{"email": aliceEmail}},
+		{"req-login-throttled", "login_throttled", false, map[string]any{"scope": "account"}},
+		{"req-forgot", "forgot_requested", true, map[string]any{"known": true}},
+		{"req-forgot-throttled", "forgot_throttled", true, map[string]any{"scope": "account"}},
+		{"req-reset-failed", "reset_failed", false, map[string]any{"reason": "invalid_token"}},
+		{"req-reset", "reset_completed", true, map[string]any{"sessions_revoked": float64(1)}},
+	} {
+		rec, ok := records[tt.requestID]
+		if !ok {
+			t.Errorf("%s: no event line with request_id %s:\n%s", tt.event, tt.requestID, logs.String())
+			continue
+		}
+		if rec["event"] != tt.event || rec["client_ip"] != testClientIP {
+			t.Errorf("%s: %v", tt.event, rec)
+		}
+		if ts, _ := rec["time"].(string); ts == "" {
+			t.Errorf("%s: no time: %v", tt.event, rec)
+		}
+		if tt.withUser && rec["user_id"] != alice.ID {
+			t.Errorf("%s: user_id %v, want %s", tt.event, rec["user_id"], alice.ID)
+		}
+		for k, v := range tt.more {
+			if rec[k] != v {
+				t.Errorf("%s: %s=%v, want %v", tt.event, k, rec[k], v)
+			}
+		}
+	}
 }

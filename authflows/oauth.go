@@ -77,12 +77,26 @@ type provider struct {
 	infoURL string
 	issuers []string
 	client  *http.Client
+	// starts limits the flows a client IP may start with this provider, so
+	// that unauthenticated requests cannot fill the store with pending
+	// flows (DS1): at most flowStartBurst per flowStartPeriod.
+	starts *keyedLimiter
 }
 
-// newProviders builds the configured providers. An unsupported name, a
-// provider listed twice, or one without client id, secret or redirect URL is
-// an error (cmd/gatehouse reports the flags; this is the backstop).
-func newProviders(cfgs []ProviderConfig) (map[string]*provider, error) {
+// The per-IP limit on flow starts, per provider: the contract's floor, 60
+// requests per client IP per minute, passes. A client IP can thus add a
+// burst of 60 pending flows and then one a second; each expires after
+// oauthFlowTTL and the sweep deletes it.
+const (
+	flowStartBurst  = 60
+	flowStartPeriod = time.Minute
+)
+
+// newProviders builds the configured providers, their start limits on the
+// clock now. An unsupported name, a provider listed twice, or one without
+// client id, secret or redirect URL is an error (cmd/gatehouse reports the
+// flags; this is the backstop).
+func newProviders(cfgs []ProviderConfig, now func() time.Time) (map[string]*provider, error) {
 	m := map[string]*provider{}
 	for _, c := range cfgs {
 		kind, ok := supportedProviders[c.Name]
@@ -101,6 +115,7 @@ func newProviders(cfgs []ProviderConfig) (map[string]*provider, error) {
 			infoURL: or(c.UserinfoURL, kind.infoURL),
 			issuers: kind.issuers,
 			client:  &http.Client{Timeout: providerTimeout},
+			starts:  newKeyedLimiter(flowStartBurst, flowStartPeriod, now),
 			oauth: &oauth2.Config{
 				ClientID:     c.ClientID,
 				ClientSecret: c.ClientSecret,

@@ -23,14 +23,24 @@ var (
 	errIdentityInUse    = web.NewProblem(http.StatusConflict, "identity_in_use", "This account is already linked to another user")
 	errAlreadyLinked    = web.NewProblem(http.StatusConflict, "provider_already_linked", "You already linked another account of this provider; unlink it first")
 	errAccountExists    = web.NewProblem(http.StatusConflict, "account_exists", "An account with this email already exists: sign in, then link")
+	errCallbackMethod   = web.NewProblem(http.StatusMethodNotAllowed, "method_not_allowed", "The sign-in callback answers GET only")
 )
 
 // callback completes a flow: GET /auth/callback/{provider}. The state is
 // checked before anything else (exists, unexpired, single use, same browser,
 // same provider, and for a link the same session: OA1, OA4, OA7); only then
-// is the code redeemed and the account fetched. Every answer expires the
-// transaction cookie.
+// is the code redeemed and the account fetched. Every answer to a GET
+// expires the transaction cookie.
+//
+// Only GET completes a flow: the mux hands HEAD to GET handlers, and a HEAD
+// (a link checker, a prefetch) must not spend the state or the code, so it
+// gets 405 and touches nothing.
 func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		web.WriteProblem(w, r, errCallbackMethod)
+		return
+	}
 	p, ok := h.configuredProvider(w, r)
 	if !ok {
 		return
@@ -42,13 +52,13 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if reason != "" {
-		h.oauthEvent(r, p, "state_failed", slog.String("reason", reason))
+		h.oauthEvent(r, p.Name, "state_failed", slog.String("reason", reason))
 		web.WriteProblem(w, r, errInvalidState)
 		return
 	}
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		h.oauthEvent(r, p, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "provider answered "+clip(e, 64)))
+		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "provider answered "+clip(e, 64)))
 		if e == "access_denied" {
 			web.WriteProblem(w, r, errAccessDenied)
 		} else {
@@ -58,14 +68,14 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	code := q.Get("code")
 	if code == "" {
-		h.oauthEvent(r, p, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "no code"))
+		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "no code"))
 		web.WriteProblem(w, r, errNoCode)
 		return
 	}
 	id, err := p.identify(r.Context(), code, flow, h.now())
 	if err != nil {
 		var tokenErr idTokenError
-		h.oauthEvent(r, p, "error", slog.String("purpose", flow.Purpose), slog.String("reason", err.Error()))
+		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", err.Error()))
 		if errors.As(err, &tokenErr) {
 			web.WriteProblem(w, r, errInvalidIDToken)
 		} else {
@@ -131,13 +141,13 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 	u, err := h.store.UserByIdentity(r.Context(), p.Name, id.Subject)
 	if errors.Is(err, storage.ErrNotFound) {
 		if !id.EmailVerified {
-			h.oauthEvent(r, p, "refused", slog.String("reason", "email not verified"))
+			h.oauthEvent(r, p.Name, "refused", slog.String("reason", "email not verified"))
 			web.WriteProblem(w, r, errEmailNotVerified)
 			return
 		}
 		u, err = h.createOAuthUser(r, p, id)
 		if errors.Is(err, storage.ErrEmailTaken) {
-			h.oauthEvent(r, p, "refused", slog.String("reason", "email belongs to an existing account"))
+			h.oauthEvent(r, p.Name, "refused", slog.String("reason", "email belongs to an existing account"))
 			h.answerAccountExists(w, r, p, id.Email)
 			return
 		}
@@ -149,7 +159,7 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 		h.answerStoreFailure(w, r, err)
 		return
 	}
-	h.oauthEvent(r, p, "login", slog.String("user_id", u.ID))
+	h.oauthEvent(r, p.Name, "login", slog.String("user_id", u.ID))
 	seeOther(w, r, flow.Redirect)
 }
 
@@ -168,7 +178,7 @@ func (h *Handler) createOAuthUser(r *http.Request, p *provider, id providerIdent
 	if err != nil {
 		return storage.User{}, err
 	}
-	h.oauthEvent(r, p, "user_created", slog.String("user_id", u.ID))
+	h.oauthEvent(r, p.Name, "user_created", slog.String("user_id", u.ID))
 	return u, nil
 }
 
@@ -190,7 +200,7 @@ func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provid
 	identity := storage.Identity{Provider: p.Name, Subject: id.Subject, Email: id.Email, UserID: s.UserID, CreatedAt: h.now()}
 	err := h.store.LinkIdentity(r.Context(), identity)
 	if errors.Is(err, storage.ErrIdentityInUse) {
-		h.oauthEvent(r, p, "refused", slog.String("user_id", s.UserID), slog.String("reason", "identity in use"))
+		h.oauthEvent(r, p.Name, "refused", slog.String("user_id", s.UserID), slog.String("reason", "identity in use"))
 		web.WriteProblem(w, r, h.linkConflict(r, p, s.UserID))
 		return
 	}
@@ -198,7 +208,7 @@ func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provid
 		h.answerStoreFailure(w, r, err)
 		return
 	}
-	h.oauthEvent(r, p, "linked", slog.String("user_id", s.UserID))
+	h.oauthEvent(r, p.Name, "linked", slog.String("user_id", s.UserID))
 	seeOther(w, r, flow.Redirect)
 }
 
@@ -218,10 +228,11 @@ func (h *Handler) linkConflict(r *http.Request, p *provider, userID string) web.
 }
 
 // oauthEvent writes an event line (LG2) and counts it by provider and result
-// (login, user_created, linked, unlinked, state_failed, refused, error).
-func (h *Handler) oauthEvent(r *http.Request, p *provider, result string, attrs ...slog.Attr) {
-	h.metrics.oauth.WithLabelValues(p.Name, result).Inc()
-	h.event(r, "oauth_"+result, append([]slog.Attr{slog.String("provider", p.Name)}, attrs...)...)
+// (login, user_created, linked, unlinked, state_failed, refused, error,
+// throttled).
+func (h *Handler) oauthEvent(r *http.Request, provider, result string, attrs ...slog.Attr) {
+	h.metrics.oauth.WithLabelValues(provider, result).Inc()
+	h.event(r, "oauth_"+result, append([]slog.Attr{slog.String("provider", provider)}, attrs...)...)
 }
 
 // newUserID returns a random user id: 32 lowercase hex characters.

@@ -1,6 +1,7 @@
 package authflows
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,11 +9,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
@@ -28,6 +32,29 @@ type oauthEnv struct {
 	base   string // Gatehouse's base URL: the HTTP server
 	google *oauthtest.Google
 	github *oauthtest.GitHub
+	// upstream records what reached the app behind the proxy, when the
+	// env was built with throughProxy.
+	upstream *upstreamRecorder
+}
+
+// upstreamRecorder is a stand-in app that records every request it gets.
+type upstreamRecorder struct {
+	mu       sync.Mutex
+	requests []*http.Request // clones, bodies not kept
+}
+
+func (u *upstreamRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u.mu.Lock()
+	u.requests = append(u.requests, r.Clone(context.Background()))
+	u.mu.Unlock()
+	_, _ = io.WriteString(w, "app")
+}
+
+// Requests returns every request the app got so far.
+func (u *upstreamRecorder) Requests() []*http.Request {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.requests)
 }
 
 type oauthEnvOptions struct {
@@ -36,6 +63,10 @@ type oauthEnvOptions struct {
 	// googleDefaultIssuer leaves ProviderConfig.Issuer empty (Google's
 	// own issuer); otherwise it is the fake's URL.
 	googleDefaultIssuer bool
+	// throughProxy serves the Handler behind the real session gate
+	// (proxy.New) in front of a recording app, as cmd/gatehouse wires it;
+	// otherwise a plain mux sends /auth/ to the Handler.
+	throughProxy bool
 }
 
 const (
@@ -100,10 +131,26 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 		c.Providers = providers
 	})
 	e.Store, e.Clock = store, clock
-	mux := http.NewServeMux()
-	mux.Handle("/auth/", e.Handler)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "app") })
-	srv.Config.Handler = mux
+	if opts.throughProxy {
+		e.upstream = &upstreamRecorder{}
+		app := httptest.NewServer(e.upstream)
+		t.Cleanup(app.Close)
+		appURL, _ := url.Parse(app.URL)
+		gate, err := proxy.New(proxy.Config{
+			Upstream: appURL, Auth: e.Handler, Sessions: store, CookieName: oauthCookieName,
+			Denier: web.Denier{Mode: opts.mode, BaseURL: base}, IdleTTL: e.Config.SessionIdleTTL,
+			Clock: clock.Now, Logger: e.Config.Logger,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Config.Handler = gate
+	} else {
+		mux := http.NewServeMux()
+		mux.Handle("/auth/", e.Handler)
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "app") })
+		srv.Config.Handler = mux
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return e
@@ -243,6 +290,47 @@ func (b *oauthBrowser) sessionID() string {
 		}
 	}
 	return ""
+}
+
+// heldTransactionCookie is the transaction cookie the browser would send to
+// the callback, nil if it holds none.
+func (b *oauthBrowser) heldTransactionCookie() *http.Cookie {
+	u, _ := url.Parse(b.env.base + transactionPath)
+	for _, c := range b.jar.Cookies(u) {
+		if c.Name == transactionCookie {
+			return c
+		}
+	}
+	return nil
+}
+
+// holdTransactionCookie makes the browser send c to the callback: a browser
+// that kept a copy, or one an attacker planted it in.
+func (b *oauthBrowser) holdTransactionCookie(c *http.Cookie) {
+	b.t.Helper()
+	if c == nil {
+		b.t.Fatal("no transaction cookie to hold")
+	}
+	u, _ := url.Parse(b.env.base + transactionPath)
+	b.jar.SetCookies(u, []*http.Cookie{{Name: transactionCookie, Value: c.Value, Path: transactionPath}})
+}
+
+// setNext chooses the account the named fake provider returns next.
+func (e *oauthEnv) setNext(provider string, a oauthtest.Account) {
+	switch provider {
+	case "google":
+		e.google.SetNext(a)
+	case "github":
+		e.github.SetNext(a)
+	}
+}
+
+// tokenRequests are the token requests the named fake provider received.
+func (e *oauthEnv) tokenRequests(provider string) []url.Values {
+	if provider == "google" {
+		return e.google.TokenRequests()
+	}
+	return e.github.TokenRequests()
 }
 
 // authorize starts a flow at start (e.g. /auth/login/google?rd=/x), lets the

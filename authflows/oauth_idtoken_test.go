@@ -83,11 +83,11 @@ func TestOAuthGoogleUserinfoFallback(t *testing.T) {
 // only the configured one when set.
 func TestCheckIDTokenIssuer(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	defaults, err := newProviders([]ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google"}})
+	defaults, err := newProviders([]ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google"}}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	configured, _ := newProviders([]ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google", Issuer: "http://fake"}})
+	configured, _ := newProviders([]ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google", Issuer: "http://fake"}}, time.Now)
 	claims := func(iss string) idTokenClaims {
 		return idTokenClaims{Issuer: iss, Audience: audience{"cid"}, Expiry: json.Number("1700000060"), Nonce: "n", Subject: "s"}
 	}
@@ -151,11 +151,11 @@ func TestNewProvidersRefuses(t *testing.T) {
 		"twice":       {ok, ok},
 	}
 	for name, cfgs := range bad {
-		if _, err := newProviders(cfgs); err == nil {
+		if _, err := newProviders(cfgs, time.Now); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	m, err := newProviders([]ProviderConfig{ok})
+	m, err := newProviders([]ProviderConfig{ok}, time.Now)
 	if err != nil || m["github"].oauth.Endpoint.AuthURL != "https://github.com/login/oauth/authorize" || m["github"].infoURL != "https://api.github.com" {
 		t.Errorf("defaults: %v %+v", err, m["github"])
 	}

@@ -11,13 +11,16 @@ import (
 )
 
 // LG1 canary: codes, states, transaction cookies, session ids, access tokens
-// and ID tokens pushed through every OAuth path never appear in a log line,
-// while the events (LG2) do.
+// and ID tokens pushed through every OAuth path (throttled starts and HEAD
+// callbacks included) never appear in a log line, while the events (LG2) do.
 func TestOAuthLogCanary(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})
 	var secrets []string
 	keep := func(b *oauthBrowser, callback string) string {
 		secrets = append(secrets, stateOf(t, callback), b.sessionID())
+		if c := b.heldTransactionCookie(); c != nil {
+			secrets = append(secrets, c.Value)
+		}
 		if u, err := url.Parse(callback); err == nil {
 			secrets = append(secrets, u.Query().Get("code"))
 		}
@@ -56,6 +59,17 @@ func TestOAuthLogCanary(t *testing.T) {
 	b.get(keep(b, b.authorize("/auth/login/google")))
 	e.github.DenyNext("access_denied")
 	b.get(keep(b, b.authorize("/auth/login/github")))
+	// A HEAD of a callback, then the GET.
+	e.github.SetNext(oauthtest.Account{Subject: "400", Email: "head@example.com", EmailVerified: true})
+	callback = keep(b, b.authorize("/auth/login/github"))
+	b.do(http.MethodHead, callback)
+	b.get(callback)
+	// Starts past the per-IP limit.
+	for range flowStartBurst {
+		if a := b.get("/auth/login/google"); a.status == http.StatusTooManyRequests {
+			break
+		}
+	}
 
 	secrets = append(secrets, e.google.Secrets()...)
 	secrets = append(secrets, e.github.Secrets()...)
@@ -73,13 +87,13 @@ func TestOAuthLogCanary(t *testing.T) {
 	if checked < 30 {
 		t.Errorf("only %d secrets checked", checked)
 	}
-	for _, event := range []string{"oauth_login", "oauth_user_created", "oauth_linked", "oauth_unlinked", "oauth_state_failed", "oauth_refused", "oauth_error"} {
+	for _, event := range []string{"oauth_login", "oauth_user_created", "oauth_linked", "oauth_unlinked", "oauth_state_failed", "oauth_refused", "oauth_error", "oauth_throttled"} {
 		if !e.hasEvent(event) {
 			t.Errorf("no %s event in the logs", event)
 		}
 	}
 	counts := map[[2]string]float64{
-		{"google", "user_created"}: 1, {"github", "user_created"}: 1,
+		{"google", "user_created"}: 1, {"github", "user_created"}: 2,
 		{"github", "linked"}: 2, {"github", "unlinked"}: 1,
 	}
 	for labels, want := range counts {

@@ -1,13 +1,13 @@
 package authflows
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"golang.org/x/oauth2"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -38,13 +38,8 @@ func (h *Handler) oauthLink(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s, err := h.currentSession(r)
-	if errors.Is(err, errNoSession) {
-		h.cfg.Denier.Deny(w, r)
-		return
-	}
-	if err != nil {
-		h.answerStoreFailure(w, r, err)
+	s, ok := h.requireSession(w, r)
+	if !ok {
 		return
 	}
 	h.startFlow(w, r, p, storage.PurposeLink, s.IDHash)
@@ -53,8 +48,15 @@ func (h *Handler) oauthLink(w http.ResponseWriter, r *http.Request) {
 // startFlow stores a pending flow under the hash of a fresh state, sets the
 // transaction cookie and sends the browser to the provider with the state,
 // the PKCE S256 challenge (OA2), the configured redirect_uri (OA3), the
-// minimal scopes (OA11) and, for Google, a nonce.
+// minimal scopes (OA11) and, for Google, a nonce. A client IP past its
+// limit of flow starts with this provider gets 429 and nothing is stored
+// (DS1).
 func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider, purpose string, sessionHash storage.Hash) {
+	if !p.starts.allow(clientKey(h.cfg.ClientIP(r))) {
+		h.oauthEvent(r, p.Name, "throttled", slog.String("purpose", purpose))
+		web.WriteProblem(w, r, errRateLimited)
+		return
+	}
 	state := newSecret() // 256 bits
 	browser := newSecret()
 	now := h.now()

@@ -16,16 +16,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// setNext chooses the account the named fake provider returns next.
-func (e *oauthEnv) setNext(provider string, a oauthtest.Account) {
-	switch provider {
-	case "google":
-		e.google.SetNext(a)
-	case "github":
-		e.github.SetNext(a)
-	}
-}
-
 func (e *oauthEnv) providerFailures(provider string) []string {
 	if provider == "google" {
 		return e.google.Failures()
@@ -294,6 +284,49 @@ func TestOAuthProviderErrors(t *testing.T) {
 	}
 }
 
+// 502 provider_error when the exchange worked but the user API fails:
+// GitHub's GET /user or GET /user/emails, Google's userinfo (read when the
+// ID token carries no email). Nobody is signed in and no user is created.
+func TestOAuthUserAPIFailures(t *testing.T) {
+	for _, tt := range []struct {
+		provider, endpoint string
+		status             int
+	}{
+		{"github", "user", http.StatusUnauthorized},
+		{"github", "emails", http.StatusInternalServerError},
+		{"google", "userinfo", http.StatusServiceUnavailable},
+	} {
+		t.Run(tt.provider+" "+tt.endpoint, func(t *testing.T) {
+			e := newOAuthEnv(t, oauthEnvOptions{})
+			e.google.OmitEmailClaims(true)
+			e.setNext(tt.provider, oauthtest.Account{Subject: "808", Email: "api@example.com", EmailVerified: true})
+			if tt.provider == "google" {
+				e.google.FailNextAPI(tt.endpoint, tt.status)
+			} else {
+				e.github.FailNextAPI(tt.endpoint, tt.status)
+			}
+			b := e.newBrowser()
+			a := b.flow("/auth/login/" + tt.provider)
+			if a.status != http.StatusBadGateway || a.problemCode() != "provider_error" {
+				t.Fatalf("callback: %d %s, want 502 provider_error", a.status, a.body)
+			}
+			if n := len(e.tokenRequests(tt.provider)); n != 1 {
+				t.Errorf("%d token requests, want the exchange to have happened once", n)
+			}
+			if _, ok := a.cookie(oauthCookieName); ok {
+				t.Error("session cookie set")
+			}
+			if users, _ := e.Store.ListUsers(t.Context()); len(users) != 0 {
+				t.Errorf("users created: %+v", users)
+			}
+			// The same account signs in once the API answers again.
+			if a := b.flow("/auth/login/" + tt.provider); a.status != http.StatusSeeOther {
+				t.Errorf("after the failure: %d %s", a.status, a.body)
+			}
+		})
+	}
+}
+
 // An HTML client gets an error page with the same status.
 func TestOAuthErrorPagesForBrowsers(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})
@@ -492,24 +525,44 @@ func TestOAuthLinkSecondAccountOfProvider(t *testing.T) {
 	}
 }
 
-// OA10: the callback honours a local rd and turns anything else into "/".
+// OA10: the callback of a login and of a link honours a local rd and turns
+// anything else into "/", the list of SECURITY.md included.
 func TestOAuthCallbackRedirect(t *testing.T) {
 	tests := []struct{ rd, want string }{
 		{"/app/page?x=1&y=2", "/app/page?x=1&y=2"},
-		{"//evil.example", "/"},
-		{"/\\evil.example", "/"},
-		{"https://evil.example", "/"},
-		{"/%09/evil.example", "/"},
+		{"/", "/"},
 		{"", "/"},
+		{"//evil.example", "/"},
+		{"///evil.example", "/"},
+		{"/\\evil.example", "/"},
+		{"/%09/evil.example", "/"},
+		{"/\t/evil.example", "/"},
+		{"/%2f/evil.example", "/"},
+		{"/%5cevil.example", "/"},
+		{"https:evil.example", "/"},
+		{"https://evil.example", "/"},
+		{"javascript:alert(1)", "/"},
+		{"https://gatehouse.test@evil.example", "/"},
+		{"evil.example", "/"},
 	}
-	e := newOAuthEnv(t, oauthEnvOptions{})
-	e.github.SetNext(oauthtest.Account{Subject: "10", Email: "rd@example.com", EmailVerified: true})
-	for _, tt := range tests {
-		b := e.newBrowser()
-		a := b.flow("/auth/login/github?rd=" + url.QueryEscape(tt.rd))
-		if a.status != http.StatusSeeOther || a.location() != tt.want {
-			t.Errorf("rd %q: %d to %q, want 303 to %q", tt.rd, a.status, a.location(), tt.want)
-		}
+	for _, purpose := range []string{"login", "link"} {
+		t.Run(purpose, func(t *testing.T) {
+			e := newOAuthEnv(t, oauthEnvOptions{})
+			e.github.SetNext(oauthtest.Account{Subject: "10", Email: "rd@example.com", EmailVerified: true})
+			b := e.newBrowser()
+			if purpose == "link" {
+				b.signIn(e.newUser("linker@example.com", true))
+			}
+			for _, tt := range tests {
+				if purpose == "login" {
+					b = e.newBrowser()
+				}
+				a := b.flow("/auth/" + purpose + "/github?rd=" + url.QueryEscape(tt.rd))
+				if a.status != http.StatusSeeOther || a.location() != tt.want {
+					t.Errorf("rd %q: %d to %q, want 303 to %q", tt.rd, a.status, a.location(), tt.want)
+				}
+			}
+		})
 	}
 }
 
@@ -554,16 +607,22 @@ func TestOAuthLinkWithoutSession(t *testing.T) {
 }
 
 // OA11: the provider's tokens are not stored, not in any answer, and a
-// linked identity holds only provider, subject and email.
+// linked identity holds only provider, subject and email. The state and the
+// transaction cookie of a pending flow are stored only as hashes.
 func TestOAuthProviderTokensNotKept(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})
 	var answers []oauthAnswer
+	var flowSecrets []string
 	for _, provider := range bothProviders {
 		e.setNext(provider, oauthtest.Account{Subject: "123", Email: provider + "@example.com", EmailVerified: true})
 		b := e.newBrowser()
 		answers = append(answers, b.flow("/auth/login/"+provider))
 		a := b.get("/auth/me")
 		answers = append(answers, a)
+
+		pending := e.newBrowser()
+		start := pending.get("/auth/login/" + provider)
+		flowSecrets = append(flowSecrets, stateOf(t, start.location()), pending.heldTransactionCookie().Value)
 	}
 	if err := e.Store.Close(); err != nil { // flush to the file
 		t.Fatal(err)
@@ -576,6 +635,14 @@ func TestOAuthProviderTokensNotKept(t *testing.T) {
 	if len(secrets) < 5 {
 		t.Fatalf("fakes issued only %d secrets", len(secrets))
 	}
+	for _, s := range flowSecrets {
+		if s == "" {
+			t.Fatal("a pending flow's state or transaction cookie is missing")
+		}
+		if strings.Contains(string(db), s) {
+			t.Errorf("a pending flow's state or transaction cookie is in the database in the clear")
+		}
+	}
 	for _, s := range secrets {
 		if strings.Contains(string(db), s) {
 			t.Errorf("a provider code or token is in the database")
@@ -583,6 +650,57 @@ func TestOAuthProviderTokensNotKept(t *testing.T) {
 		for _, a := range answers {
 			if strings.Contains(a.body, s) || strings.Contains(a.location(), s) {
 				t.Errorf("a provider code or token is in an answer")
+			}
+		}
+	}
+}
+
+// OA11 behind the session gate, wired as cmd/gatehouse does: nothing of the
+// OAuth flows reaches the app. The callback, the starts and the unlink are
+// answered by Gatehouse and never forwarded; a signed-in request forwarded
+// afterwards carries the identity headers but no provider code, token, ID
+// token, state, transaction cookie or session id, in its URL or headers.
+func TestOAuthNothingReachesUpstream(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{throughProxy: true})
+	var secrets []string
+	keep := func(b *oauthBrowser, callback string) string {
+		secrets = append(secrets, stateOf(t, callback), b.heldTransactionCookie().Value)
+		return callback
+	}
+	b := e.newBrowser()
+	e.google.SetNext(oauthtest.Account{Subject: "g-1", Email: "up@example.com", EmailVerified: true})
+	if a := b.get(keep(b, b.authorize("/auth/login/google?rd=/app/home"))); a.status != http.StatusSeeOther || a.location() != "/app/home" {
+		t.Fatalf("login: %d to %q %s", a.status, a.location(), a.body)
+	}
+	e.github.SetNext(oauthtest.Account{Subject: "77", Email: "up@example.com", EmailVerified: true})
+	if a := b.get(keep(b, b.authorize("/auth/link/github"))); a.status != http.StatusSeeOther {
+		t.Fatalf("link: %d %s", a.status, a.body)
+	}
+	if a := b.do(http.MethodDelete, "/auth/link/github"); a.status != http.StatusNoContent {
+		t.Fatalf("unlink: %d %s", a.status, a.body)
+	}
+	secrets = append(secrets, b.sessionID())
+	if len(e.upstream.Requests()) != 0 {
+		t.Fatalf("the OAuth flows reached the app: %v", e.upstream.Requests()[0].URL)
+	}
+
+	if a := b.get("/app/home?after=login"); a.status != http.StatusOK || a.body != "app" {
+		t.Fatalf("signed-in request: %d %s", a.status, a.body)
+	}
+	requests := e.upstream.Requests()
+	if len(requests) != 1 || requests[0].Header.Get("X-Forwarded-Email") != "up@example.com" {
+		t.Fatalf("the app got %d requests, want the signed-in one with X-Forwarded-Email", len(requests))
+	}
+	secrets = append(secrets, e.google.Secrets()...)
+	secrets = append(secrets, e.github.Secrets()...)
+	for _, r := range requests {
+		seen := r.URL.String() + "\n" + r.Host
+		for k, v := range r.Header {
+			seen += "\n" + k + ": " + strings.Join(v, ", ")
+		}
+		for _, s := range secrets {
+			if s != "" && strings.Contains(seen, s) {
+				t.Errorf("a secret of the OAuth flows (%.6s…) reached the app in %s", s, r.URL)
 			}
 		}
 	}

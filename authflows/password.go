@@ -7,7 +7,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -40,15 +42,19 @@ const (
 var ErrBusy = errors.New("password hashing at capacity")
 
 // Hasher hashes and verifies argon2id PHC strings. At most half the CPUs
-// (at least one) hash at once, so memory stays bounded at slots × Memory and
-// a flood of sign-ins leaves the proxy a core. Under contention a slot also
-// rests after each hash for as long as the hash took, so sustained hashing
-// uses at most half of the slots' cores (PW5); a lone sign-in never waits.
+// (at least one), and no more than half the Go memory limit allows, hash at
+// once (see hashSlots), so memory stays bounded and a flood of sign-ins
+// leaves the proxy a core. Under contention a slot also rests after each
+// hash for as long as the hash took, so sustained hashing uses at most half
+// of the slots' cores (PW5); a lone sign-in never waits.
 type Hasher struct {
 	params HashParams
 	slots  chan struct{}
 	wait   time.Duration // how long to wait for a slot before ErrBusy
 	dummy  string        // a hash of nothing, verified for unknown accounts (PW4)
+	// rest calls release after d, without blocking: time.AfterFunc. Tests
+	// replace it to see the rest and end it when they choose.
+	rest func(d time.Duration, release func())
 	// waiting counts requests blocked on a slot: contention.
 	waiting atomic.Int32
 	// runs counts argon2 computations (Hash and Verify). Tests use it to
@@ -59,9 +65,28 @@ type Hasher struct {
 
 // NewHasher returns a hasher using p for new hashes.
 func NewHasher(p HashParams) *Hasher {
-	h := &Hasher{params: p, slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), wait: hashWait}
+	h := &Hasher{
+		params: p,
+		slots:  make(chan struct{}, hashSlots(runtime.GOMAXPROCS(0), debug.SetMemoryLimit(-1), p)),
+		wait:   hashWait,
+		rest:   func(d time.Duration, release func()) { time.AfterFunc(d, release) },
+	}
 	h.dummy = h.encode(make([]byte, saltLen), argon2.IDKey([]byte("gatehouse-dummy"), make([]byte, saltLen), p.Time, p.Memory, p.Threads, keyLen), p)
 	return h
+}
+
+// hashSlots is how many hashes may run at once: half of procs (at least
+// one), and, when the Go memory limit memLimit is set (GOMEMLIMIT, else
+// math.MaxInt64), no more than fit in half of it, each hash counted twice
+// its memory since a finished hash's memory stays garbage until the next
+// collection. Always at least one.
+func hashSlots(procs int, memLimit int64, p HashParams) int {
+	n := max(1, procs/2)
+	if memLimit > 0 && memLimit < math.MaxInt64 && p.Memory > 0 {
+		perHash := 2 * int64(p.Memory) * 1024
+		n = min(n, max(1, int(memLimit/2/perHash)))
+	}
+	return n
 }
 
 func (h *Hasher) acquire(ctx context.Context) error {
@@ -93,7 +118,7 @@ func (h *Hasher) idKey(ctx context.Context, password string, salt []byte, p Hash
 	start := time.Now()
 	key := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, size)
 	if h.waiting.Load() > 0 {
-		time.AfterFunc(time.Since(start), h.release) // rest: others wait, the proxy gets the core
+		h.rest(time.Since(start), h.release) // rest: others wait, the proxy gets the core
 	} else {
 		h.release()
 	}

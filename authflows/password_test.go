@@ -1,10 +1,16 @@
 package authflows
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 )
 
 // PW1: production parameters give OWASP's argon2id PHC string with a 16-byte
@@ -186,5 +192,133 @@ func TestCommonPasswordList(t *testing.T) {
 		if isCommonPassword(p) {
 			t.Errorf("%q reported common", p)
 		}
+	}
+}
+
+// PW5: how many hashes run at once follows the cores and, when GOMEMLIMIT
+// is set, the memory: half of it, each hash counted twice its memory.
+func TestHashSlots(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		name     string
+		procs    int
+		memLimit int64
+		want     int
+	}{
+		{"one core", 1, math.MaxInt64, 1},
+		{"two cores", 2, math.MaxInt64, 1},
+		{"eight cores", 8, math.MaxInt64, 4},
+		{"64 cores, no memory limit", 64, math.MaxInt64, 32},
+		{"64 cores, GOMEMLIMIT=200MiB", 64, 200 * mib, 2}, // 100 MiB / 38 MiB
+		{"64 cores, GOMEMLIMIT=1GiB", 64, 1024 * mib, 13},
+		{"8 cores, memory to spare", 8, 4096 * mib, 4},
+		{"tiny memory limit", 8, 10 * mib, 1},
+	}
+	for _, tt := range tests {
+		if got := hashSlots(tt.procs, tt.memLimit, DefaultHashParams); got != tt.want {
+			t.Errorf("%s: %d slots, want %d", tt.name, got, tt.want)
+		}
+	}
+	h := NewHasher(testHashParams)
+	if want := hashSlots(runtime.GOMAXPROCS(0), debug.SetMemoryLimit(-1), testHashParams); cap(h.slots) != want {
+		t.Errorf("NewHasher: %d slots, want %d", cap(h.slots), want)
+	}
+}
+
+// oneSlotHasher is a hasher with a single slot whose rests are handed to the
+// test on rests instead of a timer.
+type rest struct {
+	d       time.Duration
+	release func()
+}
+
+func oneSlotHasher(t *testing.T) (*Hasher, chan rest) {
+	h := NewHasher(testHashParams)
+	h.slots = make(chan struct{}, 1)
+	h.wait = time.Hour // only a release, never the clock, ends a wait here
+	rests := make(chan rest, 10)
+	h.rest = func(d time.Duration, release func()) { rests <- rest{d, release} }
+	return h, rests
+}
+
+// PW5: a lone hash never rests: its slot is free the moment it returns, so
+// the next sign-in does not wait.
+func TestHasherLoneHashDoesNotRest(t *testing.T) {
+	h, rests := oneSlotHasher(t)
+	h.wait = 0 // a taken slot would be ErrBusy at once
+	phc, err := h.Hash(t.Context(), "a lone password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if ok, _, err := h.Verify(t.Context(), phc, "a lone password"); !ok || err != nil {
+			t.Fatalf("sign-in %d: %v, %v", i+1, ok, err)
+		}
+		if n := len(h.slots); n != 0 {
+			t.Fatalf("after sign-in %d: %d slots taken, want 0", i+1, n)
+		}
+	}
+	if n := len(rests); n != 0 {
+		t.Errorf("%d rests without contention, want 0", n)
+	}
+}
+
+// PW5: under contention a slot rests after a hash for as long as the hash
+// took, without holding up the request that hashed; the request waiting for
+// the slot gets it when the rest ends and is answered; a request that
+// cannot wait is answered busy meanwhile, not held.
+func TestHasherRestsUnderContention(t *testing.T) {
+	h, rests := oneSlotHasher(t)
+	h.slots <- struct{}{} // a hash in progress
+	results := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			_, err := h.Hash(context.Background(), fmt.Sprint("contended password ", i))
+			results <- err
+		}()
+	}
+	for h.waiting.Load() != 2 {
+		runtime.Gosched()
+	}
+	<-h.slots // the hash in progress ends: one waiter gets the slot
+
+	if err := receive(t, results, "the first waiter's answer"); err != nil {
+		t.Fatalf("first waiter: %v", err)
+	}
+	if len(rests) != 1 { // the rest starts before Hash returns
+		t.Fatalf("%d rests after a contended hash, want 1", len(rests))
+	}
+	r := <-rests
+	if r.d <= 0 {
+		t.Errorf("rest of %v, want the hash's duration", r.d)
+	}
+	if len(results) != 0 || len(h.slots) != 1 || h.waiting.Load() != 1 {
+		t.Fatalf("during the rest: %d answered, %d slots taken, %d waiting; want 0, 1, 1", len(results), len(h.slots), h.waiting.Load())
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.Hash(cancelled, "an impatient password"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a request that cannot wait during the rest: %v, want ErrBusy", err)
+	}
+
+	r.release() // the rest ends
+	if err := receive(t, results, "the second waiter's answer"); err != nil {
+		t.Fatalf("second waiter: %v", err)
+	}
+	if len(h.slots) != 0 || len(rests) != 0 {
+		t.Errorf("after the last hash: %d slots taken, %d more rests; want 0, 0 (nobody waited)", len(h.slots), len(rests))
+	}
+}
+
+// receive takes the next value of c; it fails the test when nothing comes
+// for a minute, a guard against a hang that no passing run comes near.
+func receive[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("no %s: hung", what)
+		panic("unreachable")
 	}
 }

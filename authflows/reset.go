@@ -3,6 +3,7 @@ package authflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/mail"
@@ -128,7 +129,7 @@ func validEmail(s string) (string, bool) {
 // the background. It does the same work for every address, so the answer
 // cannot tell them apart (FG2).
 func (h *Handler) requestReset(r *http.Request, email string) {
-	if !h.limits.forgotIP.allow(h.cfg.ClientIP(r).String()) {
+	if !h.limits.forgotIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.event(r, "forgot_throttled", slog.String("scope", "ip"))
 		h.metrics.forgot.WithLabelValues("throttled").Inc()
 		return
@@ -218,8 +219,7 @@ func (h *Handler) resetPage(w http.ResponseWriter, r *http.Request) {
 	} else if _, err := h.store.ResetTokenUser(r.Context(), storage.HashSecret(resetToken), h.now()); errors.Is(err, storage.ErrNotFound) {
 		f.Invalid = true
 	} else if err != nil {
-		h.log.ErrorContext(r.Context(), "reset page: check token", "err", err)
-		web.WriteProblem(w, r, errStoreUnavailable)
+		h.answerStoreFailure(w, r, fmt.Errorf("reset page: check token: %w", err))
 		return
 	}
 	h.render(w, r, http.StatusOK, "reset", f)
@@ -239,7 +239,7 @@ func (h *Handler) resetPage(w http.ResponseWriter, r *http.Request) {
 //     form. No new session: the caller's cookie is expired (RS4).
 func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	if !h.limits.resetIP.allow(h.cfg.ClientIP(r).String()) {
+	if !h.limits.resetIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.resetFailed(w, r, errRateLimited, "throttled", resetForm{})
 		return
 	}
@@ -258,7 +258,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.storeFailed(w, r, "reset: check token", err)
+		h.answerStoreFailure(w, r, fmt.Errorf("reset: check token: %w", err))
 		return
 	}
 
@@ -280,7 +280,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.storeFailed(w, r, "reset: hash password", err)
+		h.answerStoreFailure(w, r, fmt.Errorf("reset: hash password: %w", err))
 		return
 	}
 
@@ -302,7 +302,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.storeFailed(w, r, "reset: complete", err)
+		h.answerStoreFailure(w, r, fmt.Errorf("reset: complete: %w", err))
 		return
 	}
 	if notice.To != "" {
@@ -344,12 +344,6 @@ func (h *Handler) resetFailed(w http.ResponseWriter, r *http.Request, p web.Prob
 		form.Error = p.Title
 	}
 	h.render(w, r, p.Status, "reset", form)
-}
-
-// storeFailed answers 503 for a store error, logged without request data.
-func (h *Handler) storeFailed(w http.ResponseWriter, r *http.Request, what string, err error) {
-	h.log.ErrorContext(r.Context(), what, "err", err)
-	web.WriteProblem(w, r, errStoreUnavailable)
 }
 
 // background runs work after the answer on at most a fixed number of

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"slices"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
@@ -17,7 +18,6 @@ var (
 	errRateLimited      = web.NewProblem(http.StatusTooManyRequests, "rate_limited", "Too many attempts, try again later")
 	errBusy             = web.NewProblem(http.StatusServiceUnavailable, "busy", "Too many sign-ins at once, try again shortly")
 	errInternal         = web.NewProblem(http.StatusInternalServerError, "internal_error", "Something went wrong on our side")
-	errUnauthenticated  = web.Unauthenticated
 	errStoreUnavailable = web.NewProblem(http.StatusServiceUnavailable, "store_unavailable", "Service temporarily unavailable")
 )
 
@@ -28,7 +28,8 @@ func (e inputError) Error() string { return e.problem.Code }
 
 // readInput reads the named string fields from a JSON object or a form body.
 // Each field must be absent or exactly one string (FG3: arrays, objects,
-// numbers and repeated form values are refused); absent fields are "".
+// numbers, null, and a field given twice, in a form or in JSON, are
+// refused); absent fields are "". Other fields are ignored.
 func readInput(r *http.Request, fields ...string) (map[string]string, error) {
 	out := make(map[string]string, len(fields))
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -56,28 +57,40 @@ func readInput(r *http.Request, fields ...string) (map[string]string, error) {
 		}
 		return out, nil
 	case "application/json", "":
-		var raw map[string]json.RawMessage
 		dec := json.NewDecoder(r.Body)
-		if err := dec.Decode(&raw); err != nil {
+		if t, err := dec.Token(); err != nil {
+			return nil, bodyError(err)
+		} else if t != json.Delim('{') {
+			return nil, inputError{errInvalidRequest}
+		}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return nil, bodyError(err)
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return nil, bodyError(err)
+			}
+			key, _ := t.(string) // object keys are strings
+			if !slices.Contains(fields, key) {
+				continue
+			}
+			if _, twice := out[key]; twice {
+				return nil, inputError{errInvalidRequest}
+			}
+			// null would unmarshal into "" without error: not a string either.
+			var s string
+			if bytes.Equal(v, []byte("null")) || json.Unmarshal(v, &s) != nil {
+				return nil, inputError{errInvalidRequest}
+			}
+			out[key] = s
+		}
+		if _, err := dec.Token(); err != nil { // the closing brace
 			return nil, bodyError(err)
 		}
 		if dec.More() {
 			return nil, inputError{errInvalidRequest}
-		}
-		for _, f := range fields {
-			v, ok := raw[f]
-			if !ok {
-				continue
-			}
-			var s string
-			// null would unmarshal into "" without error: not a string either.
-			if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-				return nil, inputError{errInvalidRequest}
-			}
-			if err := json.Unmarshal(v, &s); err != nil {
-				return nil, inputError{errInvalidRequest}
-			}
-			out[f] = s
 		}
 		return out, nil
 	default:

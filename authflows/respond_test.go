@@ -3,13 +3,18 @@ package authflows
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
@@ -51,6 +56,14 @@ func TestReadInput(t *testing.T) {
 		{"top-level array", "application/json", "/", `[{"email":"a@example.com"}]`, nil, 400},
 		{"top-level string", "application/json", "/", `"a@example.com"`, nil, 400},
 		{"two documents", "application/json", "/", `{"email":"a@example.com"} {"email":"b@example.com"}`, nil, 400},
+		{"field twice", "application/json", "/", `{"email":"a@example.com","email":"b@example.com"}`, nil, 400},
+		{"field twice, one null", "application/json", "/", `{"email":"a@example.com","email":null}`, nil, 400},
+		{"unknown field twice", "application/json", "/", `{"x":1,"x":[2],"email":"a@example.com"}`, map[string]string{"email": "a@example.com"}, 0},
+		{"null with spaces", "application/json", "/", `{"email": null }`, nil, 400},
+		{"top-level null", "application/json", "/", `null`, nil, 400},
+		{"nested unknown field", "application/json", "/", `{"meta":{"email":"x"},"email":"a@example.com"}`, map[string]string{"email": "a@example.com"}, 0},
+		{"trailing garbage", "application/json", "/", `{"email":"a@example.com"}x`, nil, 400},
+		{"unclosed object", "application/json", "/", `{"email":"a@example.com",`, nil, 400},
 		{"broken JSON", "application/json", "/", `{"email":"a@example.com"`, nil, 400},
 		{"empty body", "application/json", "/", ``, nil, 400},
 		{"form", "application/x-www-form-urlencoded", "/", "email=a%40example.com&password=pw", map[string]string{"email": "a@example.com", "password": "pw"}, 0},
@@ -324,4 +337,172 @@ func TestNothingCacheable(t *testing.T) {
 	if resp := env.PostJSON("/auth/login", login); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("429: status %d Cache-Control %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
 	}
+}
+
+// DS1: unauthenticated traffic cannot grow the database. Failed, throttled
+// and oversized sign-ins, forgot for unknown addresses (throttled or not),
+// random session cookies on /auth/me and logout, and made-up reset tokens
+// (GET and POST) commit no bbolt transaction at all.
+func TestUnauthenticatedTrafficWritesNothing(t *testing.T) {
+	env := newTestEnv(t)
+	env.CreateUser(t, aliceEmail, alicePassword)
+	env.CreateUser(t, "oauth-only@example.com", "")
+	random := &http.Cookie{Name: env.Config.CookieName, Value: newSecret()}
+	before := env.TxID(t)
+	sizeBefore := fileSize(t, env.DBPath)
+
+	for i := range 12 { // the account's 10 failures and throttled ones after
+		env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": "wrong password"})
+		env.PostForm("/auth/login", url.Values{"email": {"oauth-only@example.com"}, "password": {"any password at all"}})
+		env.PostJSON("/auth/login", map[string]string{"email": fmt.Sprintf("nobody%d@example.com", i), "password": "wrong password"}, random)
+	}
+	env.PostJSON("/auth/login", map[string]string{"email": "x@example.com", "password": strings.Repeat("x", MaxPasswordLength+1)})
+	for i := range 70 { // past the per-IP forgot limit
+		env.PostJSON("/auth/forgot", map[string]string{"email": fmt.Sprintf("unknown%d@example.com", i)})
+	}
+	env.Handler.Drain()
+	env.Get("/auth/me", random)
+	env.PostJSON("/auth/logout", nil, random)
+	env.PostForm("/auth/logout", url.Values{}, random)
+	env.Get("/auth/reset?token=" + newSecret())
+	env.PostJSON("/auth/reset", map[string]string{"token": newSecret(), "password": "a fresh passphrase 42"})
+	env.PostForm("/auth/reset", url.Values{"token": {newSecret()}, "password": {"a fresh passphrase 42"}, "confirm": {"a fresh passphrase 42"}})
+
+	if after := env.TxID(t); after != before {
+		t.Errorf("bbolt txid %d → %d: unauthenticated requests wrote %d transactions", before, after, after-before)
+	}
+	if size := fileSize(t, env.DBPath); size != sizeBefore {
+		t.Errorf("database file grew from %d to %d bytes", sizeBefore, size)
+	}
+	// Control: a sign-in writes a session, and the probe sees it.
+	env.Clock.Advance(time.Hour)
+	env.Login(t, aliceEmail, alicePassword)
+	if env.TxID(t) == before {
+		t.Fatal("a sign-in did not move the txid: the probe does not see commits")
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// PX6, DS2 on the reset flow: an oversized body is refused with 413 before
+// the token is looked at or anything is hashed, and the token stays usable;
+// forgot and logout refuse one too.
+func TestBodyTooLargeResetForgotLogout(t *testing.T) {
+	env := newTestEnv(t)
+	alice := env.CreateUser(t, aliceEmail, alicePassword)
+	cookie := env.StartSession(t, alice)
+	token := env.IssueResetToken(t, alice)
+	padding := strings.Repeat("x", MaxBodyBytes)
+	for _, tt := range []struct {
+		path, body string
+		chunked    bool
+	}{
+		{"/auth/reset", `{"token":"` + token + `","password":"a fresh passphrase 42","pad":"` + padding + `"}`, false},
+		{"/auth/reset", `{"token":"` + token + `","password":"` + padding + `"}`, true},
+		{"/auth/forgot", `{"email":"alice@example.com","pad":"` + padding + `"}`, true},
+		{"/auth/logout", `{"pad":"` + padding + `"}`, false},
+	} {
+		r := env.JSONRequest(http.MethodPost, tt.path, tt.body)
+		if tt.chunked {
+			r.ContentLength = -1
+			r.Body = io.NopCloser(r.Body)
+		}
+		before := env.HashRuns()
+		resp := env.Do(r, cookie)
+		if code := env.ProblemCode(t, resp, http.StatusRequestEntityTooLarge); code != "body_too_large" {
+			t.Errorf("%s chunked=%v: code %q", tt.path, tt.chunked, code)
+		}
+		if env.HashRuns() != before {
+			t.Errorf("%s chunked=%v: hashed", tt.path, tt.chunked)
+		}
+	}
+	env.Handler.Drain()
+	if !env.ResetTokenValid(t, token) {
+		t.Error("an oversized reset consumed the token")
+	}
+	if resp := env.Get("/auth/me", cookie); resp.StatusCode != http.StatusOK {
+		t.Errorf("an oversized logout ended the session: %d", resp.StatusCode)
+	}
+}
+
+// CSRF: cross-site form posts to forgot and reset are refused before they
+// do anything: no token is issued or consumed.
+func TestCrossOriginForgotAndResetRefused(t *testing.T) {
+	env := newTestEnv(t)
+	alice := env.CreateUser(t, aliceEmail, alicePassword)
+	token := env.IssueResetToken(t, alice)
+	txid := env.TxID(t)
+	for _, tt := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/auth/forgot", url.Values{"email": {aliceEmail}}},
+		{"/auth/reset", url.Values{"token": {token}, "password": {"attacker's passphrase"}, "confirm": {"attacker's passphrase"}}},
+	} {
+		for _, header := range []map[string]string{{"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"}} {
+			r := env.FormRequest(tt.path, tt.form)
+			for k, v := range header {
+				r.Header.Set(k, v)
+			}
+			resp := env.Do(r)
+			if resp.StatusCode != http.StatusForbidden || !strings.Contains(env.Body(t, resp), "cross_origin") {
+				t.Errorf("%s %v: status %d, want 403 cross_origin", tt.path, header, resp.StatusCode)
+			}
+		}
+	}
+	env.Handler.Drain()
+	if env.TxID(t) != txid || !env.ResetTokenValid(t, token) {
+		t.Error("a refused cross-site post wrote to the store")
+	}
+	// Control: the same-origin post goes through.
+	r := env.FormRequest("/auth/reset", url.Values{"token": {token}, "password": {"a fresh passphrase 42"}, "confirm": {"a fresh passphrase 42"}})
+	r.Header.Set("Sec-Fetch-Site", "same-origin")
+	if resp := env.Do(r); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("same-origin reset: status %d, want 303", resp.StatusCode)
+	}
+}
+
+// Nothing under /auth/ is cacheable, on the reset flow too: the forgot
+// pages, its answers, the reset page, its answers and errors.
+func TestNothingCacheableResetFlow(t *testing.T) {
+	env := newTestEnv(t)
+	alice := env.CreateUser(t, aliceEmail, alicePassword)
+	token := env.IssueResetToken(t, alice)
+	requests := map[string]*http.Request{
+		"forgot page":          env.NewRequest(http.MethodGet, "/auth/forgot", nil),
+		"forgot sent page":     env.NewRequest(http.MethodGet, "/auth/forgot?sent=1", nil),
+		"forgot 202":           env.JSONRequest(http.MethodPost, "/auth/forgot", map[string]string{"email": "nobody@example.com"}),
+		"forgot 303":           env.FormRequest("/auth/forgot", url.Values{"email": {"nobody@example.com"}}),
+		"forgot 400":           env.JSONRequest(http.MethodPost, "/auth/forgot", `{"email":["a@example.com"]}`),
+		"forgot 400 page":      env.FormRequest("/auth/forgot", url.Values{"email": {"nope"}}),
+		"reset page":           env.NewRequest(http.MethodGet, "/auth/reset?token="+token, nil),
+		"reset page, bad":      env.NewRequest(http.MethodGet, "/auth/reset?token=bogus", nil),
+		"reset invalid_token":  env.JSONRequest(http.MethodPost, "/auth/reset", map[string]string{"token": "bogus", "password": "a fresh passphrase 42"}),
+		"reset weak_password":  env.JSONRequest(http.MethodPost, "/auth/reset", map[string]string{"token": token, "password": "short"}),
+		"reset weak page":      env.FormRequest("/auth/reset", url.Values{"token": {token}, "password": {"short"}, "confirm": {"short"}}),
+		"reset 415":            env.NewRequest(http.MethodPost, "/auth/reset", strings.NewReader("x")),
+		"reset wrong method":   env.NewRequest(http.MethodPut, "/auth/reset", nil),
+		"reset, form, success": env.FormRequest("/auth/reset", url.Values{"token": {token}, "password": {"a fresh passphrase 42"}, "confirm": {"a fresh passphrase 42"}}),
+	}
+	requests["reset 415"].Header.Set("Content-Type", "text/plain")
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		resp := env.Do(requests[name])
+		if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
+			t.Errorf("%s: status %d, Cache-Control %q, want no-store", name, resp.StatusCode, cc)
+		}
+		if strings.HasPrefix(name, "reset") && resp.Header.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("%s: status %d, Referrer-Policy %q", name, resp.StatusCode, resp.Header.Get("Referrer-Policy"))
+		}
+		if name == "reset, form, success" && resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("%s: status %d, want 303 (the token was still valid)", name, resp.StatusCode)
+		}
+	}
+	env.Handler.Drain()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -91,4 +92,16 @@ func (h *Handler) currentSession(r *http.Request) (storage.Session, error) {
 		return storage.Session{}, errNoSession
 	}
 	return s, nil
+}
+
+// answerUnauthenticated answers 401 unauthenticated with a WWW-Authenticate
+// header, exactly as the proxy does in --mode=401, whatever the mode.
+func (h *Handler) answerUnauthenticated(w http.ResponseWriter, r *http.Request) {
+	web.Denier{Mode: web.Mode401}.Deny(w, r)
+}
+
+// answerStoreFailure logs a store error and answers 503: fail closed.
+func (h *Handler) answerStoreFailure(w http.ResponseWriter, r *http.Request, err error) {
+	h.log.ErrorContext(r.Context(), "store unavailable", "path", r.URL.Path, "err", err)
+	web.WriteProblem(w, r, errStoreUnavailable)
 }

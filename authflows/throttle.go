@@ -1,31 +1,32 @@
 package authflows
 
 import (
+	"net/netip"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
-// keyedLimiter is a token bucket per key (a client IP or an account), built
-// on x/time/rate. Idle buckets are dropped so the map cannot grow without
-// bound under a flood of distinct keys.
+// keyedLimiter is a token bucket per key (a client IP or an account): burst
+// tokens, one back every period/burst. A bucket is kept as the time at which
+// it is full again, so a take and a refund are exact, whatever the clock. Full
+// buckets are dropped, so the map cannot grow without bound under a flood of
+// distinct keys.
 type keyedLimiter struct {
-	mu      sync.Mutex
-	limit   rate.Limit
-	burst   int
-	now     func() time.Time
-	buckets map[string]*rate.Limiter
-	swept   time.Time
+	mu       sync.Mutex
+	interval time.Duration // time for one token to come back
+	burst    int
+	now      func() time.Time
+	fullAt   map[string]time.Time // a key without an entry is full
+	swept    time.Time
 }
 
 // newKeyedLimiter allows burst events per key at once, refilled over period.
 func newKeyedLimiter(burst int, period time.Duration, now func() time.Time) *keyedLimiter {
 	return &keyedLimiter{
-		limit:   rate.Every(period / time.Duration(burst)),
-		burst:   burst,
-		now:     now,
-		buckets: map[string]*rate.Limiter{},
+		interval: period / time.Duration(burst),
+		burst:    burst,
+		now:      now,
+		fullAt:   map[string]time.Time{},
 	}
 }
 
@@ -35,12 +36,33 @@ func (k *keyedLimiter) allow(key string) bool {
 	defer k.mu.Unlock()
 	now := k.now()
 	k.sweep(now)
-	b, ok := k.buckets[key]
-	if !ok {
-		b = rate.NewLimiter(k.limit, k.burst)
-		k.buckets[key] = b
+	full := k.fullAt[key]
+	if full.Before(now) {
+		full = now
 	}
-	return b.AllowN(now, 1)
+	// Tokens left: (period - (full - now)) / interval; at least one is needed.
+	if full.Sub(now) > time.Duration(k.burst-1)*k.interval {
+		return false
+	}
+	k.fullAt[key] = full.Add(k.interval)
+	return true
+}
+
+// refund gives back a token that allow took for an event that, in the end,
+// does not count (a sign-in that succeeded or could not be checked).
+func (k *keyedLimiter) refund(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	full, ok := k.fullAt[key]
+	if !ok {
+		return
+	}
+	now := k.now()
+	if full = full.Add(-k.interval); !full.After(now) {
+		delete(k.fullAt, key)
+		return
+	}
+	k.fullAt[key] = full
 }
 
 // sweep drops, at most once a minute, the buckets that are full again.
@@ -49,9 +71,9 @@ func (k *keyedLimiter) sweep(now time.Time) {
 		return
 	}
 	k.swept = now
-	for key, b := range k.buckets {
-		if b.TokensAt(now) >= float64(k.burst) {
-			delete(k.buckets, key)
+	for key, full := range k.fullAt {
+		if !full.After(now) {
+			delete(k.fullAt, key)
 		}
 	}
 }
@@ -78,10 +100,14 @@ func newLimits(now func() time.Time) *limits {
 	}
 }
 
-// exhausted reports whether key has no token left, without taking one.
-func (k *keyedLimiter) exhausted(key string) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	b, ok := k.buckets[key]
-	return ok && b.TokensAt(k.now()) < 1
+// clientKey is the per-client throttling key of an address: the address for
+// IPv4, its /64 network for IPv6, since one subscriber usually holds a whole
+// /64 and could otherwise take a fresh bucket per request.
+func clientKey(a netip.Addr) string {
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }

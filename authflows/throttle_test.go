@@ -3,6 +3,7 @@ package authflows
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -47,28 +48,41 @@ func TestKeyedLimiterBurstAndRefill(t *testing.T) {
 	}
 }
 
-func TestKeyedLimiterExhausted(t *testing.T) {
+// A refunded token is there again at once; a refund never fills a bucket
+// beyond its burst, and a refund for a full bucket changes nothing.
+func TestKeyedLimiterRefund(t *testing.T) {
 	clock := newFakeClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
-	k := newKeyedLimiter(3, time.Minute, clock.Now)
-	if k.exhausted("a") {
-		t.Fatal("unknown key exhausted")
-	}
-	k.allow("a")
-	k.allow("a")
-	for range 5 {
-		if k.exhausted("a") {
-			t.Fatal("exhausted with one token left")
+	k := newKeyedLimiter(3, time.Minute, clock.Now) // one token back every 20 s
+	k.refund("a")                                   // a full bucket: nothing to give back
+	for i := range 3 {
+		if !k.allow("a") {
+			t.Fatalf("event %d of 3 refused", i+1)
 		}
 	}
-	if !k.allow("a") {
-		t.Fatal("exhausted took tokens")
+	if k.allow("a") {
+		t.Fatal("4th event allowed")
 	}
-	if !k.exhausted("a") {
-		t.Fatal("not exhausted after 3 of 3")
+	k.refund("a")
+	if !k.allow("a") {
+		t.Fatal("refunded token not there")
+	}
+	if k.allow("a") {
+		t.Fatal("one refund gave back two tokens")
+	}
+	for range 5 {
+		k.refund("a")
+	}
+	for i := range 3 {
+		if !k.allow("a") {
+			t.Fatalf("after refunds, event %d of 3 refused", i+1)
+		}
+	}
+	if k.allow("a") {
+		t.Fatal("refunds filled the bucket beyond its burst")
 	}
 	clock.Advance(20 * time.Second)
-	if k.exhausted("a") {
-		t.Fatal("still exhausted after a token came back")
+	if !k.allow("a") || k.allow("a") {
+		t.Fatal("want exactly one token back after 20 s")
 	}
 }
 
@@ -80,12 +94,12 @@ func TestKeyedLimiterSweep(t *testing.T) {
 	for i := range 1000 {
 		k.allow(fmt.Sprintf("198.51.100.%d", i))
 	}
-	if n := len(k.buckets); n != 1000 {
+	if n := len(k.fullAt); n != 1000 {
 		t.Fatalf("%d buckets, want 1000", n)
 	}
 	clock.Advance(2 * time.Minute)
 	k.allow("fresh")
-	if n := len(k.buckets); n != 1 {
+	if n := len(k.fullAt); n != 1 {
 		t.Errorf("%d buckets after the sweep, want 1", n)
 	}
 }
@@ -101,7 +115,6 @@ func TestKeyedLimiterConcurrent(t *testing.T) {
 				if k.allow("shared") {
 					allowed.Add(1)
 				}
-				k.exhausted("shared")
 			}
 		})
 	}
@@ -302,5 +315,104 @@ func TestLoginThrottleBehindTrustedProxy(t *testing.T) {
 	}
 	if got := from("203.0.113.8"); got != http.StatusUnauthorized {
 		t.Errorf("another client behind the same proxy: %d, want 401", got)
+	}
+}
+
+// Concurrent guesses cannot outrun the account's bucket: 15 wrong passwords
+// for one account sent at once from 15 addresses, while every verification
+// has to wait for a hashing slot, get 10 verifications and 5 refusals
+// before any hashing. (Checking the bucket before the hash and taking the
+// token after it let all 15 through, and a botnet one guess per address
+// per bucket refill.)
+func TestLoginThrottlePerAccountConcurrent(t *testing.T) {
+	env := newTestEnv(t)
+	env.CreateUser(t, aliceEmail, alicePassword)
+	release := env.FillHashSlots(t, time.Hour)
+	const n = 15
+	statuses := make(chan int, n)
+	for i := range n {
+		r := env.JSONRequest(http.MethodPost, "/auth/login", map[string]string{"email": aliceEmail, "password": "wrong password"})
+		r.RemoteAddr = fmt.Sprintf("198.51.100.%d:5000", i+1)
+		go func() { statuses <- env.Do(r).StatusCode }()
+	}
+	// Wait until every attempt has been answered or waits for a slot.
+	got := map[int]int{}
+	answered := 0
+	for answered+int(env.Handler.hasher.waiting.Load()) < n {
+		select {
+		case s := <-statuses:
+			got[s]++
+			answered++
+		case <-time.After(time.Millisecond): // poll the waiting count again
+		}
+	}
+	if got[http.StatusTooManyRequests] != n-10 || answered != n-10 {
+		t.Errorf("before any hashing: %v answered, want %d × 429", got, n-10)
+	}
+	release()
+	for answered < n {
+		got[<-statuses]++
+		answered++
+	}
+	if got[http.StatusUnauthorized] != 10 || got[http.StatusTooManyRequests] != n-10 {
+		t.Errorf("answers %v, want 10 × 401 and %d × 429", got, n-10)
+	}
+	if runs := env.HashRuns(); runs != 10+1 { // +1: CreateUser
+		t.Errorf("%d argon2 runs, want 11", runs)
+	}
+}
+
+// A sign-in that is refused for lack of a hashing slot, or that fails on a
+// store error, does not count against the account.
+func TestLoginBusyAndStoreErrorsAreNotFailures(t *testing.T) {
+	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store, fail: failing("CreateSession")} })
+	env.CreateUser(t, aliceEmail, alicePassword)
+	release := env.FillHashSlots(t, 0)
+	for i := range 12 {
+		if code := env.ProblemCode(t, env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": "wrong password"}), http.StatusServiceUnavailable); code != "busy" {
+			t.Fatalf("busy attempt %d: %q", i+1, code)
+		}
+	}
+	release()
+	for i := range 12 { // the right password, but the session cannot be stored
+		if code := env.ProblemCode(t, env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": alicePassword}), http.StatusServiceUnavailable); code != "store_unavailable" {
+			t.Fatalf("store failure %d: %q", i+1, code)
+		}
+	}
+	for i := range 10 {
+		if resp := env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": "wrong password"}); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("failure %d of 10: status %d", i+1, resp.StatusCode)
+		}
+	}
+}
+
+// IPv6 clients are throttled by their /64: one subscriber cannot take a
+// fresh bucket per address. IPv4 addresses, and IPv4 in IPv6, stay apart.
+func TestClientKey(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{"2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", true},
+		{"2001:db8:1:2::1", "2001:db8:1:3::1", false},
+		{"192.0.2.1", "192.0.2.2", false},
+		{"192.0.2.1", "::ffff:192.0.2.1", true},
+	} {
+		ka, kb := clientKey(netip.MustParseAddr(tt.a)), clientKey(netip.MustParseAddr(tt.b))
+		if (ka == kb) != tt.same {
+			t.Errorf("%s → %q, %s → %q: same=%v, want %v", tt.a, ka, tt.b, kb, ka == kb, tt.same)
+		}
+	}
+	env := newTestEnv(t)
+	for i := range 61 {
+		r := env.JSONRequest(http.MethodPost, "/auth/login", map[string]string{"email": fmt.Sprintf("u%d@example.com", i), "password": "wrong password"})
+		r.RemoteAddr = fmt.Sprintf("[2001:db8:1:2::%x]:5000", i+1) // a new address of one /64 each time
+		want := http.StatusUnauthorized
+		if i == 60 {
+			want = http.StatusTooManyRequests
+		}
+		if got := env.Do(r).StatusCode; got != want {
+			t.Fatalf("attempt %d: status %d, want %d", i+1, got, want)
+		}
 	}
 }

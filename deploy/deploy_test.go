@@ -381,6 +381,17 @@ func TestUpstreamIsTheAppOnLoopback(t *testing.T) {
 	if len(appPorts) != 1 || u.Port() != appPorts[0] {
 		t.Errorf("--upstream port is %q, want the app container's port %q", u.Port(), appPorts)
 	}
+	// The stand-in app is told its port on the command line: the declared
+	// containerPort is only documentation, the app must really listen there.
+	for i, a := range b.app.Args {
+		port, ok := strings.CutPrefix(a, "--port=")
+		if !ok && a == "--port" && i+1 < len(b.app.Args) {
+			port, ok = b.app.Args[i+1], true
+		}
+		if ok && port != u.Port() {
+			t.Errorf("the app container listens on --port %s, --upstream points at %s", port, u.Port())
+		}
+	}
 }
 
 func TestProbesUseTheAdminListener(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // freeAddr returns a loopback address with a port that was free a moment ago.
@@ -63,10 +65,20 @@ func TestLegacyHostWalkthrough(t *testing.T) {
 // TestDeploymentConfigStarts runs the gatehouse binary with the arguments and
 // environment of the Deployment's container (Secret values included), so
 // that values, not only names, are checked: Gatehouse refuses a bad value at
-// start. Only what cannot exist outside the pod is moved: the volume paths go
-// to a temporary folder and the listeners to free loopback ports.
+// start.
 func TestDeploymentConfigStarts(t *testing.T) {
 	b := loadBase(t)
+	runContainerConfig(t, *b.gatehouse, b.secret, drainDeadline(t, b.args, b.flags))
+}
+
+// runContainerConfig runs the gatehouse binary with the arguments and
+// environment of c, secret references resolved from secret (a missing
+// optional key leaves the variable unset, as the kubelet does), until
+// /readyz answers 200, then stops it with SIGTERM, which must end it within
+// drain. Only what cannot exist outside the pod is moved: the volume paths
+// go to a temporary folder and the listeners to free loopback ports.
+func runContainerConfig(t *testing.T, c corev1.Container, secret *corev1.Secret, drain time.Duration) {
+	t.Helper()
 	dir := t.TempDir()
 	admin := freeAddr(t)
 	moved := map[string]string{
@@ -76,7 +88,7 @@ func TestDeploymentConfigStarts(t *testing.T) {
 		"admin-listen": admin,
 	}
 	var args []string
-	for _, a := range b.gatehouse.Args {
+	for _, a := range c.Args {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		if v, ok := moved[name]; ok {
 			a = "--" + name + "=" + v
@@ -84,10 +96,18 @@ func TestDeploymentConfigStarts(t *testing.T) {
 		args = append(args, a)
 	}
 	env := []string{"PATH=" + os.Getenv("PATH")}
-	for _, e := range b.gatehouse.Env {
+	for _, e := range c.Env {
 		value := e.Value
-		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-			value = b.secret.StringData[e.ValueFrom.SecretKeyRef.Key]
+		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
+			v, ok := secretValue(secret, ref.SecretKeyRef.Name, ref.SecretKeyRef.Key)
+			switch {
+			case !ok && ref.SecretKeyRef.Optional != nil && *ref.SecretKeyRef.Optional:
+				continue
+			case !ok:
+				t.Fatalf("%s refers to Secret %s key %s, which does not exist and is not optional: the pod would not start",
+					e.Name, ref.SecretKeyRef.Name, ref.SecretKeyRef.Key)
+			}
+			value = v
 		}
 		env = append(env, e.Name+"="+value)
 	}
@@ -119,12 +139,13 @@ func TestDeploymentConfigStarts(t *testing.T) {
 		}
 	}()
 
+	// The deadline only bounds a hang; readiness, not time, decides.
 	ready := false
-	for deadline := time.Now().Add(15 * time.Second); !ready && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(time.Minute); !ready && time.Now().Before(deadline); {
 		select {
 		case err := <-exited:
 			stopped = true
-			t.Fatalf("gatehouse with the Deployment's configuration exited at start: %v\n%s", err, logs())
+			t.Fatalf("gatehouse with the container's configuration exited at start: %v\n%s", err, logs())
 		case <-time.After(100 * time.Millisecond):
 		}
 		if resp, err := http.Get("http://" + admin + "/readyz"); err == nil {
@@ -144,7 +165,20 @@ func TestDeploymentConfigStarts(t *testing.T) {
 		if err != nil {
 			t.Errorf("gatehouse after SIGTERM: %v\n%s", err, logs())
 		}
-	case <-time.After(drainDeadline(t, b.args, b.flags)):
+	case <-time.After(drain):
 		t.Errorf("gatehouse did not stop within the drain deadline after SIGTERM\n%s", logs())
 	}
+}
+
+// secretValue is the value of key in secret (data or stringData) when the
+// secret is the one named.
+func secretValue(secret *corev1.Secret, name, key string) (string, bool) {
+	if secret == nil || secret.Name != name {
+		return "", false
+	}
+	if v, ok := secret.StringData[key]; ok {
+		return v, true
+	}
+	v, ok := secret.Data[key]
+	return string(v), ok
 }

@@ -28,7 +28,7 @@ var (
 
 	// Forwarding: Gatehouse sets these itself (see rewrite); spelled with "_"
 	// they would slip past that, so they are removed.
-	forwardingHeaders = []string{"x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip"}
+	forwardingHeaders = []string{"x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip", "x-request-id"}
 )
 
 // removeClientHeaders deletes every forged identity or routing header, in
@@ -109,13 +109,17 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	out := pr.Out.Header
 	removeCookie(out, p.cookieName)
 
-	// One backing array for the values set below: one allocation, not five.
-	values := make([]string, 5)
-	set := func(i int, name, value string) {
-		values[i] = value
-		out[name] = values[i : i+1 : i+1]
+	// The values set below share one backing array, the request's
+	// forwardState's: no allocation of their own.
+	state, ok := pr.In.Context().(*forwardState)
+	if !ok {
+		state = new(forwardState) // not sent by forward: nobody is signed in
 	}
-	if state, ok := pr.In.Context().(*forwardState); ok && state.signedIn {
+	set := func(i int, name, value string) {
+		state.values[i] = value
+		out[name] = state.values[i : i+1 : i+1]
+	}
+	if state.signedIn {
 		set(0, "X-Forwarded-User", state.userID)
 		set(1, "X-Forwarded-Email", state.email)
 	}
@@ -125,6 +129,11 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 	set(3, "X-Forwarded-Host", pr.In.Host)
 	set(4, "X-Forwarded-Proto", p.forwardedProto(pr.In, trusted))
+	// Set again from the inbound request: "Connection: X-Request-Id" has
+	// removed it from the outbound one.
+	if v, ok := pr.In.Header[RequestIDHeader]; ok {
+		out[RequestIDHeader] = v
+	}
 	if trusted {
 		if v := pr.In.Header["Forwarded"]; len(v) > 0 {
 			out["Forwarded"] = v

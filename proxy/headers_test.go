@@ -20,7 +20,7 @@ var forgedHeaders = []string{
 	"Remote-User", "remote_user", "REMOTE-USER", "X-Remote-User",
 	"X-Forwarded-Preferred-Username", "X-Forwarded-Groups", "X-Forwarded-Access-Token", "X-Webauth-User", "X_WEBAUTH_USER",
 	"X-Original-URL", "X-Original-Uri", "X-Rewrite-URL", "X-Forwarded-Uri", "x_original_url",
-	"X_Forwarded_For", "x_forwarded_host", "X_FORWARDED_PROTO", "x_real_ip",
+	"X_Forwarded_For", "x_forwarded_host", "X_FORWARDED_PROTO", "x_real_ip", "X_Request_Id",
 }
 
 func forge(r *http.Request) *http.Request {

@@ -85,7 +85,7 @@ type Proxy struct {
 	trusted    web.TrustedProxies
 	idleTTL    time.Duration
 	proto      string
-	clock      func() time.Time
+	clock      func() time.Time // nil: the system clock, read with the lookup timer
 	logger     *slog.Logger
 	metrics    *metrics
 	reverse    *httputil.ReverseProxy
@@ -137,9 +137,6 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.TLS {
 		p.proto = "https"
 	}
-	if p.clock == nil {
-		p.clock = time.Now
-	}
 	if p.logger == nil {
 		p.logger = slog.Default()
 	}
@@ -169,8 +166,10 @@ var (
 
 // ServeHTTP runs the steps of the request path in order.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// 1. Forged identity and routing headers go, on every path (PX1, PX4).
+	// 1. Forged identity and routing headers go, on every path (PX1, PX4),
+	// and the request gets the id its log lines share (LG2).
 	removeClientHeaders(r.Header)
+	p.setRequestID(r)
 
 	// 2. One cleaned path for the decision and the forwarded request (PX5).
 	r = withCleanPath(r)
@@ -186,7 +185,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		p.metrics.failed.Inc()
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
 		web.WriteProblem(w, r, storeUnavailable)
 		return
 	}
@@ -247,7 +247,8 @@ type forwardState struct {
 	context.Context
 	userID, email string
 	signedIn      bool
-	failed        bool // set by the ErrorHandler
+	failed        bool      // set by the ErrorHandler
+	values        [5]string // backing array of the header values rewrite sets
 }
 
 type forwardStateKey struct{}

@@ -303,15 +303,7 @@ func TestAuthBodyCap(t *testing.T) {
 	}
 }
 
-// Revocation and expiry take effect on the very next request.
-
-// SS7: the id is read only from the Cookie header.
-
-// SS8, request side: only the session cookie is removed.
-
-// SS8, response side: the upstream cannot set or clear the session cookie.
-
-// SS9: a store error never forwards.
+// Revocation, expiry, SS7, SS8 and SS9: see session_test.go.
 
 // LG3: a path carrying CR/LF cannot forge a log line.
 

@@ -21,14 +21,18 @@ func (p *Proxy) session(r *http.Request) (storage.Session, bool, error) {
 	idHash := storage.HashSecret(id)
 	start := time.Now()
 	s, err := p.sessions.Session(r.Context(), idHash)
-	p.metrics.lookup.Observe(time.Since(start).Seconds())
+	end := time.Now() // also the time the session is judged at, unless a Clock is set
+	p.metrics.lookup.Observe(end.Sub(start).Seconds())
 	if errors.Is(err, storage.ErrNotFound) {
 		return storage.Session{}, false, nil
 	}
 	if err != nil {
 		return storage.Session{}, false, err
 	}
-	now := p.clock()
+	now := end
+	if p.clock != nil {
+		now = p.clock()
+	}
 	if !s.Active(now, p.idleTTL) {
 		return storage.Session{}, false, nil
 	}
@@ -75,28 +79,51 @@ func removeCookie(h http.Header, name string) {
 			kept = append(kept, line)
 		}
 	}
-	if len(kept) == 0 {
+	switch {
+	case len(kept) == 0:
 		delete(h, "Cookie")
-		return
+	case len(kept) < len(lines): // else kept is lines, edited in place
+		h["Cookie"] = kept
 	}
-	h["Cookie"] = kept
 }
 
+// withoutCookie returns line without the cookies called name, the others
+// joined by "; ". When they already stand that way in line (the removed
+// cookie was the first or the last), the result is a piece of line and
+// nothing is allocated.
 func withoutCookie(line, name string) string {
 	var b strings.Builder
-	for rest := line; len(rest) > 0; {
-		var part string
-		part, rest, _ = strings.Cut(rest, ";")
+	built := false
+	start, end := 0, 0 // while !built, the result so far is line[start:end]
+	for pos := 0; pos < len(line); {
+		part, next := line[pos:], len(line)
+		if i := strings.IndexByte(part, ';'); i >= 0 {
+			part, next = part[:i], pos+i+1
+		}
 		k, _, _ := strings.Cut(part, "=")
-		if trimSpace(k) == name || trimSpace(part) == "" {
-			continue
+		if kept := trimSpace(part); kept != "" && trimSpace(k) != name {
+			off := pos + strings.Index(part, kept)
+			switch {
+			case !built && start == end:
+				start, end = off, off+len(kept)
+			case !built && line[end:off] == "; ":
+				end = off + len(kept)
+			default:
+				if !built {
+					b.Grow(len(line))
+					b.WriteString(line[start:end])
+					built = true
+				}
+				b.WriteString("; ")
+				b.WriteString(kept)
+			}
 		}
-		if b.Len() > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(trimSpace(part))
+		pos = next
 	}
-	return b.String()
+	if built {
+		return b.String()
+	}
+	return line[start:end]
 }
 
 // modifyResponse drops any Set-Cookie of the session cookie's name, so the

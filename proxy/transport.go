@@ -49,14 +49,16 @@ func NewBufferPool() httputil.BufferPool { return bufferPool{} }
 
 const copyBufferSize = 32 << 10
 
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}
+// copyBuffers holds pointers to the buffers' arrays. ReverseProxy hands a
+// buffer back as a slice; converting it to its array pointer costs nothing,
+// where a *[]byte would be a new allocation on every Put.
+var copyBuffers = sync.Pool{New: func() any { return new([copyBufferSize]byte) }}
 
-func (bufferPool) Get() []byte { return *copyBuffers.Get().(*[]byte) }
+func (bufferPool) Get() []byte { return copyBuffers.Get().(*[copyBufferSize]byte)[:] }
 
 func (bufferPool) Put(b []byte) {
 	if cap(b) == copyBufferSize {
-		b = b[:copyBufferSize]
-		copyBuffers.Put(&b)
+		copyBuffers.Put((*[copyBufferSize]byte)(b[:copyBufferSize]))
 	}
 }
 
@@ -78,7 +80,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 		level = slog.LevelDebug // the client went away
 	}
 	p.logger.LogAttrs(r.Context(), level, "upstream request failed",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("request_id", requestID(r)),
 		slog.Bool("timeout", timeout), slog.String("error", err.Error()))
 	if timeout {
 		web.WriteProblem(w, r, upstreamTimeout)

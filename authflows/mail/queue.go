@@ -50,6 +50,11 @@ type Queue struct {
 	log     *slog.Logger
 	wake    chan struct{}
 	running atomic.Bool
+	// finished holds the ids of messages delivered or dropped whose deletion
+	// from the store failed: only the deletion is tried again, so a store
+	// that reads but cannot write (a full disk) does not make the queue send
+	// the message again on every pass. Used by Run's goroutine only.
+	finished map[uint64]bool
 }
 
 // NewQueue returns a queue delivering the store's mail through sender.
@@ -78,7 +83,7 @@ func NewQueue(store QueueStore, sender Sender, opts QueueOptions) *Queue {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 20
 	}
-	return &Queue{store: store, sender: sender, opts: opts, log: opts.Logger, wake: make(chan struct{}, 1)}
+	return &Queue{store: store, sender: sender, opts: opts, log: opts.Logger, wake: make(chan struct{}, 1), finished: map[uint64]bool{}}
 }
 
 // Wake makes a running queue read the store at once (new mail was queued).
@@ -164,27 +169,24 @@ func (q *Queue) deliverDue(ctx context.Context) time.Time {
 // deliver makes one attempt at m. It reports false when the pass should
 // stop, with the time m is due again (zero when unknown).
 func (q *Queue) deliver(ctx context.Context, m storage.Mail) (time.Time, bool) {
+	if q.finished[m.ID] {
+		return q.forget(ctx, m.ID)
+	}
 	sendCtx, cancel := context.WithTimeout(ctx, q.opts.SendTimeout)
 	err := q.sender.Send(sendCtx, m)
 	cancel()
 	now := q.opts.Clock()
 	switch {
 	case err == nil:
-		if err := q.store.DeleteMail(ctx, m.ID); err != nil {
-			// Delivered but still queued: it will go out twice, not never.
-			q.log.Error("mail queue: delete delivered mail", "mail_id", m.ID, "err", err)
-			return now.Add(q.opts.MinBackoff), false
-		}
 		q.log.Info("mail delivered", "mail_id", m.ID, "to", m.To, "attempts", m.Attempts+1)
-		return time.Time{}, true
+		q.finished[m.ID] = true
+		return q.forget(ctx, m.ID)
 	case ctx.Err() != nil:
 		return time.Time{}, false // stopping: not a failed attempt
 	case errors.Is(err, ErrPermanent) || q.exhausted(m.Attempts):
 		q.log.Error("mail dropped", "mail_id", m.ID, "to", m.To, "attempts", m.Attempts+1, "err", err)
-		if err := q.store.DeleteMail(ctx, m.ID); err != nil {
-			q.log.Error("mail queue: delete dropped mail", "mail_id", m.ID, "err", err)
-		}
-		return time.Time{}, true
+		q.finished[m.ID] = true
+		return q.forget(ctx, m.ID)
 	}
 	wait := q.backoff(m.Attempts)
 	next := now.Add(wait)
@@ -193,6 +195,21 @@ func (q *Queue) deliver(ctx context.Context, m storage.Mail) (time.Time, bool) {
 		q.log.Error("mail queue: reschedule mail", "mail_id", m.ID, "err", err)
 	}
 	return next, false
+}
+
+// forget deletes a delivered or dropped message from the store. When that
+// fails the pass stops (the store is likely failing) and the deletion alone
+// is tried again on the next one; a restart before that sends the message
+// again: twice, never not at all.
+func (q *Queue) forget(ctx context.Context, id uint64) (time.Time, bool) {
+	if err := q.store.DeleteMail(ctx, id); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		if ctx.Err() == nil {
+			q.log.Error("mail queue: delete finished mail", "mail_id", id, "err", err)
+		}
+		return q.opts.Clock().Add(q.opts.MinBackoff), false
+	}
+	delete(q.finished, id)
+	return time.Time{}, true
 }
 
 // backoff is the wait after the failure of attempt number attempts (0-based):

@@ -154,33 +154,84 @@ func TestQueueRetriesUntilRelayComesUp(t *testing.T) {
 	waitFor(t, "the queue to empty", func() bool { return len(queued(t, store)) == 0 })
 }
 
+// fakeClock is a queue clock that moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Failed attempts are retried after 1, 2, 4 × MinBackoff, measured on the
+// queue's clock: each failure stores the next attempt exactly that far
+// ahead, and the message is not tried again before the clock gets there.
 func TestQueueBacksOffExponentially(t *testing.T) {
 	store := openStore(t, "")
-	var mu sync.Mutex
-	var attempts []time.Time
+	counting := &countingStore{QueueStore: store}
+	clock := &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var attempts atomic.Int32
 	sender := senderFunc(func(ctx context.Context, m storage.Mail) error {
-		mu.Lock()
-		defer mu.Unlock()
-		attempts = append(attempts, time.Now())
-		if len(attempts) < 4 {
+		if attempts.Add(1) < 4 {
 			return errors.New("relay unavailable")
 		}
 		return nil
 	})
-	enqueue(t, store, "alice@example.com")
-	min := 30 * time.Millisecond
-	run(t, mail.NewQueue(store, sender, mail.QueueOptions{MinBackoff: min, MaxBackoff: time.Second}))
-	waitFor(t, "delivery", func() bool { return len(queued(t, store)) == 0 })
-	mu.Lock()
-	defer mu.Unlock()
-	if len(attempts) != 4 {
-		t.Fatalf("%d attempts, want 4", len(attempts))
+	m := testMail()
+	m.To, m.CreatedAt = "alice@example.com", clock.Now()
+	if _, err := store.EnqueueMail(t.Context(), m); err != nil {
+		t.Fatal(err)
 	}
-	// No retry comes before its backoff: 1x, 2x, 4x MinBackoff.
-	for i, factor := range []time.Duration{1, 2, 4} {
-		if gap := attempts[i+1].Sub(attempts[i]); gap < factor*min {
-			t.Errorf("retry %d after %v, want at least %v", i+1, gap, factor*min)
+	const minBackoff = time.Minute
+	q := mail.NewQueue(counting, sender, mail.QueueOptions{
+		Clock: clock.Now, MinBackoff: minBackoff, MaxBackoff: time.Hour, PollInterval: time.Millisecond,
+	})
+	run(t, q)
+	// onePass waits until the queue has read the store three more times:
+	// the second read began after the call, and the third one after the
+	// deliveries of the second one's pass.
+	onePass := func() {
+		t.Helper()
+		reads := counting.reads.Load()
+		q.Wake()
+		waitFor(t, "a pass of the queue", func() bool { return counting.reads.Load() >= reads+3 })
+	}
+	stored := func() storage.Mail {
+		t.Helper()
+		due, err := store.DueMail(t.Context(), clock.Now().Add(1000*time.Hour), 10)
+		if err != nil || len(due) != 1 {
+			t.Fatalf("queued: %+v, %v; want one message", due, err)
 		}
+		return due[0]
+	}
+	for i, factor := range []time.Duration{1, 2, 4} {
+		waitFor(t, fmt.Sprintf("failure %d to be recorded", i+1), func() bool { return stored().Attempts == i+1 })
+		if wait := stored().NextAttempt.Sub(clock.Now()); wait != factor*minBackoff {
+			t.Fatalf("after failure %d: next attempt in %v, want %v", i+1, wait, factor*minBackoff)
+		}
+		clock.Advance(factor*minBackoff - time.Second)
+		onePass()
+		if n := attempts.Load(); n != int32(i+1) {
+			t.Fatalf("retry %d came %v early", i+1, time.Second)
+		}
+		clock.Advance(time.Second)
+		q.Wake()
+	}
+	waitFor(t, "delivery", func() bool {
+		due, err := store.DueMail(t.Context(), clock.Now().Add(1000*time.Hour), 10)
+		return err == nil && len(due) == 0
+	})
+	if n := attempts.Load(); n != 4 {
+		t.Fatalf("%d attempts, want 4", n)
 	}
 }
 
@@ -287,5 +338,45 @@ func TestQueueRunsOnce(t *testing.T) {
 	defer cancel()
 	if err := q.Run(ctx); err == nil {
 		t.Fatal("second concurrent Run accepted")
+	}
+}
+
+// failingDeleteStore cannot delete (a full disk: reads work, writes fail)
+// until healed; it counts the deletion attempts.
+type failingDeleteStore struct {
+	mail.QueueStore
+	healed  atomic.Bool
+	deletes atomic.Int32
+}
+
+func (s *failingDeleteStore) DeleteMail(ctx context.Context, id uint64) error {
+	s.deletes.Add(1)
+	if !s.healed.Load() {
+		return errors.New("no space left on device")
+	}
+	return s.QueueStore.DeleteMail(ctx, id)
+}
+
+// A message delivered (or dropped as undeliverable) whose deletion fails is
+// not sent again on every pass while the store cannot write: only the
+// deletion is retried, and the recipient gets one mail, not one per pass.
+func TestQueueDoesNotResendWhenDeleteFails(t *testing.T) {
+	for name, result := range map[string]error{"delivered": nil, "dropped": fmt.Errorf("rcpt to: %w", mail.ErrPermanent)} {
+		t.Run(name, func(t *testing.T) {
+			store := openStore(t, "")
+			failing := &failingDeleteStore{QueueStore: store}
+			var sends atomic.Int32
+			sender := senderFunc(func(context.Context, storage.Mail) error { sends.Add(1); return result })
+			enqueue(t, store, "alice@example.com")
+			run(t, mail.NewQueue(failing, sender, mail.QueueOptions{
+				MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, PollInterval: time.Millisecond,
+			}))
+			waitFor(t, "three failed deletions", func() bool { return failing.deletes.Load() >= 3 })
+			failing.healed.Store(true)
+			waitFor(t, "the queue to empty", func() bool { return len(queued(t, store)) == 0 })
+			if n := sends.Load(); n != 1 {
+				t.Errorf("%d sends, want 1", n)
+			}
+		})
 	}
 }

@@ -57,6 +57,9 @@ func (g *GitHub) handleToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *GitHub) handleUser(w http.ResponseWriter, r *http.Request) {
+	if g.apiFailure(w, "user") {
+		return
+	}
 	a, ok := g.bearer(r)
 	if !ok {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
@@ -77,6 +80,9 @@ func (g *GitHub) handleUser(w http.ResponseWriter, r *http.Request) {
 // chose) and a verified, non-primary noreply address, which a client must
 // not take for the user's email.
 func (g *GitHub) handleEmails(w http.ResponseWriter, r *http.Request) {
+	if g.apiFailure(w, "emails") {
+		return
+	}
 	a, ok := g.bearer(r)
 	if !ok {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})

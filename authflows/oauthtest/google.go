@@ -118,6 +118,9 @@ func (g *Google) handleToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Google) handleUserinfo(w http.ResponseWriter, r *http.Request) {
+	if g.apiFailure(w, "userinfo") {
+		return
+	}
 	a, ok := g.bearer(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)

@@ -55,7 +55,8 @@ type server struct {
 
 	mu        sync.Mutex
 	next      Account
-	denyNext  string // error code the next authorization answers with
+	denyNext  string         // error code the next authorization answers with
+	apiFail   map[string]int // user API endpoint → status its next call answers
 	codes     map[string]grant
 	tokens    map[string]Account
 	authorize []url.Values // every authorization request
@@ -84,6 +85,31 @@ func (s *server) DenyNext(code string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.denyNext = code
+}
+
+// FailNextAPI makes the next call to a user API endpoint (GitHub "user" or
+// "emails", Google "userinfo") answer status with an error body instead of
+// the account.
+func (s *server) FailNextAPI(endpoint string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.apiFail == nil {
+		s.apiFail = map[string]int{}
+	}
+	s.apiFail[endpoint] = status
+}
+
+// apiFailure answers the failure set with FailNextAPI for endpoint, once;
+// false when there is none.
+func (s *server) apiFailure(w http.ResponseWriter, endpoint string) bool {
+	s.mu.Lock()
+	status, ok := s.apiFail[endpoint]
+	delete(s.apiFail, endpoint)
+	s.mu.Unlock()
+	if ok {
+		writeJSON(w, status, map[string]string{"message": "fake failure of " + endpoint})
+	}
+	return ok
 }
 
 // AuthorizeRequests returns the query of every authorization request so far.

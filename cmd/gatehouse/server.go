@@ -37,10 +37,14 @@ type server struct {
 	ready    atomic.Bool
 }
 
+// lockTimeout is how long a start or a subcommand waits for a database file
+// that another process holds before it gives up; the contract allows 5 s.
+const lockTimeout = 3 * time.Second
+
 // openStore is the backend switch. There is one backend today; a PostgreSQL
 // one for several replicas would be a second case here.
 func openStore(path string) (storage.Store, error) {
-	s, err := bolt.Open(path, bolt.Options{})
+	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout})
 	if errors.Is(err, storage.ErrLocked) {
 		return nil, fmt.Errorf("database %s is locked by another process (is another gatehouse running on it?)", path)
 	}
@@ -263,7 +267,7 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
 	for _, srv := range servers {
-		if err := srv.Shutdown(drain); err != nil {
+		if err := srv.Close(); err != nil || drain == nil {
 			s.log.Warn("shutdown deadline passed; closing open connections", "err", err)
 			srv.Close()
 		}

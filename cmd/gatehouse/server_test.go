@@ -41,6 +41,7 @@ type gatehouse struct {
 	URL, AdminURL string
 	DB            string
 	Logs          *syncBuffer
+	srv           *server
 	stop          context.CancelFunc
 	done          chan error
 }
@@ -55,14 +56,25 @@ func startGatehouse(t testing.TB, db string, args ...string) *gatehouse {
 // startGatehouseWith is startGatehouse with a last say on the Config.
 func startGatehouseWith(t testing.TB, db string, tune func(*Config), args ...string) *gatehouse {
 	t.Helper()
+	return startGatehouseOn(t, listenLoopback(t), db, tune, args...)
+}
+
+// listenLoopback opens a listener on a free loopback port, for a test that
+// needs Gatehouse's address (its base URL) before Gatehouse starts.
+func listenLoopback(t testing.TB) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	adminLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	return ln
+}
+
+// startGatehouseOn is startGatehouseWith on a listener the caller opened;
+// the base URL is http:// and its address.
+func startGatehouseOn(t testing.TB, ln net.Listener, db string, tune func(*Config), args ...string) *gatehouse {
+	t.Helper()
+	adminLn := listenLoopback(t)
 	base := "http://" + ln.Addr().String()
 	all := append([]string{"--db", db, "--base-url", base, "--listen", ln.Addr().String(),
 		"--admin-listen", adminLn.Addr().String(), "--mail-dir", filepath.Join(filepath.Dir(db), "mail"),
@@ -84,7 +96,7 @@ func startGatehouseWith(t testing.TB, db string, tune func(*Config), args ...str
 		adminLn.Close()
 		t.Fatal(err)
 	}
-	g := &gatehouse{URL: base, AdminURL: "http://" + adminLn.Addr().String(), DB: db, Logs: logs, stop: cancel, done: make(chan error, 1)}
+	g := &gatehouse{URL: base, AdminURL: "http://" + adminLn.Addr().String(), DB: db, Logs: logs, srv: srv, stop: cancel, done: make(chan error, 1)}
 	go func() { g.done <- srv.serve(ctx, &listeners{main: ln, admin: adminLn}) }()
 	t.Cleanup(g.Stop)
 	return g
@@ -195,49 +207,122 @@ func TestEndToEndSignInProxyRestartRevoke(t *testing.T) {
 	}
 }
 
+// A database held by a running server: a subcommand and a second server
+// fail with a message saying so, and the second server opens no port. The
+// wait is bounded by lockTimeout (checked below the contract's 5 s); the
+// watchdog only turns a hang into a failure.
 func TestDatabaseLockedFailsFast(t *testing.T) {
+	if lockTimeout >= 5*time.Second {
+		t.Fatalf("lockTimeout %v: the contract wants a locked database reported within 5 s", lockTimeout)
+	}
 	up, _ := echoUpstream(t)
 	db := filepath.Join(t.TempDir(), "gatehouse.db")
 	startGatehouse(t, db, "--upstream", up.URL)
+	// Ports the second server would take: held here, so that trying to
+	// listen would fail with "address already in use" instead.
+	held, heldAdmin := listenLoopback(t), listenLoopback(t)
+	defer held.Close()
+	defer heldAdmin.Close()
 	for _, args := range [][]string{
 		{"users", "list", "--db", db},
-		{"--upstream", up.URL, "--db", db, "--listen", "127.0.0.1:0", "--admin-listen", ""},
+		{"users", "revoke-sessions", "--email", "a@example.com", "--db", db},
+		{"users", "add", "--email", "a@example.com", "--password-stdin", "--db", db},
+		{"--upstream", up.URL, "--db", db, "--listen", held.Addr().String(), "--admin-listen", heldAdmin.Addr().String()},
 	} {
-		start := time.Now()
-		var out, errOut bytes.Buffer
-		code := run(args, strings.NewReader(""), &out, &errOut, envOf(nil))
-		if code == 0 || !strings.Contains(errOut.String(), "locked by another process") {
-			t.Errorf("%v: exit %d, stderr %q", args, code, errOut.String())
+		type result struct {
+			code           int
+			stdout, stderr string
 		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%v: took %v, want < 5s", args, d)
+		done := make(chan result, 1)
+		go func() {
+			var out, errOut bytes.Buffer
+			code := run(args, strings.NewReader("a long enough passphrase\n"), &out, &errOut, envOf(nil))
+			done <- result{code, out.String(), errOut.String()}
+		}()
+		var res result
+		select {
+		case res = <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("%v: still waiting for the locked database after a minute", args)
+		}
+		if res.code == 0 || !strings.Contains(res.stderr, "locked by another process") {
+			t.Errorf("%v: exit %d, stderr %q", args, res.code, res.stderr)
+		}
+		if lines := strings.Split(strings.TrimSpace(res.stderr), "\n"); len(lines) != 1 {
+			t.Errorf("%v: stderr has %d lines: %q", args, len(lines), res.stderr)
+		}
+		if strings.Contains(res.stderr, "address already in use") {
+			t.Errorf("%v: the second server tried to listen: %q", args, res.stderr)
 		}
 	}
 }
 
+// The admin listener: liveness, readiness that follows the store, and the
+// metrics the issue names, with values that follow the traffic.
 func TestAdminEndpoints(t *testing.T) {
-	up, _ := echoUpstream(t)
-	g := startGatehouse(t, filepath.Join(t.TempDir(), "g.db"), "--upstream", up.URL)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/boom" {
+			panic(http.ErrAbortHandler) // the upstream drops the connection: 502
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer up.Close()
+	db := filepath.Join(t.TempDir(), "g.db")
+	addUser(t, db, "alice@example.com", testPassword)
+	g := startGatehouse(t, db, "--upstream", up.URL)
 	c := newClient()
-	get(t, c, g.URL+"/protected") // one unauthenticated request for the counters
-	for path, want := range map[string]string{
-		"/healthz": "ok",
-		"/readyz":  "ready",
-		"/metrics": "gatehouse_proxy_requests_total",
-	} {
-		code, body := get(t, c, g.AdminURL+path)
-		if code != http.StatusOK || !strings.Contains(body, want) {
-			t.Errorf("GET %s = %d %.200q, want 200 containing %q", path, code, body, want)
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready"} {
+		if code, body := get(t, c, g.AdminURL+path); code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET %s = %d %q, want 200 %q", path, code, body, want)
 		}
 	}
+
+	get(t, c, g.URL+"/app") // redirected
+	if res, err := c.Post(g.URL+"/app", "text/plain", strings.NewReader("x")); err == nil {
+		res.Body.Close() // unauthenticated
+	}
+	body, _ := json.Marshal(map[string]string{"email": "alice@example.com", "password": "not the password"})
+	if res, err := c.Post(g.URL+"/auth/login", "application/json", bytes.NewReader(body)); err == nil {
+		res.Body.Close() // a failed login
+	}
+	login(t, c, g.URL, "alice@example.com", testPassword)
+	get(t, c, g.URL+"/app")  // forwarded
+	get(t, c, g.URL+"/boom") // error
 	_, metrics := get(t, c, g.AdminURL+"/metrics")
-	for _, m := range []string{"gatehouse_session_lookup_seconds", "gatehouse_logins_total"} {
-		if !strings.Contains(metrics, m) {
-			t.Errorf("/metrics lacks %s", m)
+	for _, want := range []string{
+		`gatehouse_proxy_requests_total{outcome="redirected"} 1`,
+		`gatehouse_proxy_requests_total{outcome="unauthenticated"} 1`,
+		`gatehouse_proxy_requests_total{outcome="forwarded"} 1`,
+		`gatehouse_proxy_requests_total{outcome="error"} 1`,
+		`gatehouse_session_lookup_seconds_count 2`,
+		`gatehouse_logins_total{result="ok"} 1`,
+		`gatehouse_logins_total{result="failed"} 1`,
+	} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	if !strings.Contains(metrics, "\ngo_goroutines ") {
+		t.Error("/metrics lacks the Go runtime metrics")
+	}
+
+	// Readiness follows the store: a closed database is not ready.
+	if err := g.srv.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := get(t, c, g.AdminURL+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with the store closed = %d, want 503", code)
+	}
+	if code, _ := get(t, c, g.AdminURL+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz with the store closed = %d, want 200 (the process is alive)", code)
+	}
+	if code, _ := get(t, c, g.URL+"/app"); code != http.StatusServiceUnavailable {
+		t.Errorf("a signed-in request with the store closed = %d, want 503 (SS9)", code)
 	}
 }
 
+// SIGTERM (the canceled context) stops taking new connections, lets the
+// request in flight finish, and closes the database.
 func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{})
@@ -263,15 +348,83 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	<-started
 	stopped := make(chan struct{})
 	go func() { g.Stop(); close(stopped) }()
-	time.Sleep(100 * time.Millisecond) // let Shutdown begin while the request is in flight
+	// Shutdown has begun once the listener refuses new connections; the
+	// request in flight is still held by the upstream.
+	waitRefused(t, strings.TrimPrefix(g.URL, "http://"))
+	select {
+	case <-stopped:
+		t.Fatal("shutdown finished while a request was in flight")
+	default:
+	}
 	close(release)
 	if got := <-result; got != "finished" {
 		t.Errorf("in-flight request during shutdown: %q", got)
 	}
 	<-stopped
+	if !strings.Contains(g.Logs.String(), "gatehouse stopped") {
+		t.Errorf("no stop line in the log:\n%s", g.Logs.String())
+	}
 	// The store was closed cleanly: the file opens again at once.
 	var out, errOut bytes.Buffer
 	if code := run([]string{"users", "list", "--db", db}, nil, &out, &errOut, envOf(nil)); code != 0 {
 		t.Errorf("database not released after shutdown: %s", errOut.String())
 	}
+}
+
+// The drain has a deadline: a request that never ends is cut when
+// --shutdown-timeout has passed, and the database is still closed.
+func TestShutdownDeadline(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer up.Close()
+	defer close(release)
+	db := filepath.Join(t.TempDir(), "g.db")
+	g := startGatehouse(t, db, "--upstream", up.URL, "--public-path", "/stuck", "--shutdown-timeout", "200ms")
+	failed := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(g.URL + "/stuck")
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		failed <- err
+	}()
+	<-started
+	stopped := make(chan struct{})
+	go func() { g.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(time.Minute): // watchdog: without a deadline this never ends
+		t.Fatal("shutdown did not end with a request stuck in flight")
+	}
+	if err := <-failed; err == nil {
+		t.Error("the stuck request completed; want its connection closed at the deadline")
+	}
+	if !strings.Contains(g.Logs.String(), "shutdown deadline passed") {
+		t.Errorf("no deadline line in the log:\n%s", g.Logs.String())
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"users", "list", "--db", db}, nil, &out, &errOut, envOf(nil)); code != 0 {
+		t.Errorf("database not released after a cut shutdown: %s", errOut.String())
+	}
+}
+
+// waitRefused waits until addr refuses TCP connections.
+func waitRefused(t *testing.T, addr string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			return
+		}
+		conn.Close()
+	}
+	t.Fatalf("%s still accepts connections", addr)
 }

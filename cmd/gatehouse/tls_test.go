@@ -270,6 +270,77 @@ func TestTLSStartErrorsNameTheFlag(t *testing.T) {
 	}
 }
 
+// TestTLSServerWiring runs the real server (newServer, serve) with
+// --tls-cert: over HTTPS, Gatehouse's own pages, its problem answers and its
+// sign-in redirects carry HSTS (TL3), and the main listener refuses TLS 1.1
+// (TL1).
+func TestTLSServerWiring(t *testing.T) {
+	authority := newTestCA(t)
+	dir := t.TempDir()
+	const name = "wired.gatehouse.test"
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	authority.writePair(t, certFile, keyFile, name)
+	upstream, _ := echoUpstream(t)
+	g := startGatehouse(t, filepath.Join(dir, "gatehouse.db"), "--upstream", upstream.URL,
+		"--base-url", "https://"+name, "--tls-cert", certFile, "--tls-key", keyFile)
+	addr := strings.TrimPrefix(g.URL, "http://")
+
+	client := httpsClient(addr, name, authority.pool)
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	for _, tc := range []struct {
+		path     string
+		status   int
+		location string
+	}{
+		{"/auth/login", http.StatusOK, ""},
+		{"/auth/no-such-page", http.StatusNotFound, ""},
+		{"/private?x=1", http.StatusFound, "https://" + name + "/auth/login?rd=%2Fprivate%3Fx%3D1"},
+	} {
+		resp, err := client.Get("https://" + name + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || resp.Header.Get("Location") != tc.location {
+			t.Errorf("GET %s = %d Location %q, want %d %q", tc.path, resp.StatusCode, resp.Header.Get("Location"), tc.status, tc.location)
+		}
+		if got := resp.Header.Get("Strict-Transport-Security"); got != hstsValue {
+			t.Errorf("GET %s: Strict-Transport-Security = %q, want %q", tc.path, got, hstsValue)
+		}
+	}
+	assertTLS11Refused(t, addr, name)
+}
+
+// TestOnlyNames: the certificate lookup is asked only for the configured
+// names, compared without case and without a final dot (TL2); every other
+// server name, the empty one included, is refused before certmagic sees it.
+func TestOnlyNames(t *testing.T) {
+	var asked []string
+	lookup := onlyNames([]string{"App.Gatehouse.test", "b.gatehouse.test."}, func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		asked = append(asked, hello.ServerName)
+		return &tls.Certificate{}, nil
+	})
+	for name, allowed := range map[string]bool{
+		"app.gatehouse.test":      true,
+		"APP.GATEHOUSE.TEST.":     true,
+		"b.gatehouse.test":        true,
+		"":                        false,
+		"gatehouse.test":          false,
+		"x.app.gatehouse.test":    false,
+		"app.gatehouse.test.evil": false,
+		"other.example":           false,
+	} {
+		asked = nil
+		cert, err := lookup(&tls.ClientHelloInfo{ServerName: name})
+		if allowed != (err == nil && cert != nil) {
+			t.Errorf("server name %q: certificate %v, error %v; want allowed=%v", name, cert != nil, err, allowed)
+		}
+		if allowed != (len(asked) == 1) {
+			t.Errorf("server name %q: the certificate manager was asked %d times", name, len(asked))
+		}
+	}
+}
+
 // TestTLSClientCanSpeakTLS11 shows that the TLS 1.1 client of
 // assertTLS11Refused does connect when a server allows it, so a refusal
 // comes from Gatehouse's MinVersion.

@@ -25,27 +25,26 @@ func WantsHTML(r *http.Request) bool {
 			return true
 		}
 	}
-	accept := r.Header.Get("Accept")
-	if accept == "" {
-		return false
-	}
 	htmlQ, jsonQ := -1.0, -1.0
-	for part := range strings.SplitSeq(accept, ",") {
-		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if v, ok := params["q"]; ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				q = f
+	// Several Accept lines are one list (RFC 9110, 5.3).
+	for _, accept := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(accept, ",") {
+			mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
 			}
-		}
-		switch mediaType {
-		case "text/html", "application/xhtml+xml":
-			htmlQ = max(htmlQ, q)
-		case "application/json", "application/problem+json":
-			jsonQ = max(jsonQ, q)
+			q := 1.0
+			if v, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					q = f
+				}
+			}
+			switch mediaType {
+			case "text/html", "application/xhtml+xml":
+				htmlQ = max(htmlQ, q)
+			case "application/json", "application/problem+json":
+				jsonQ = max(jsonQ, q)
+			}
 		}
 	}
 	return htmlQ > 0 && htmlQ > jsonQ

@@ -1,0 +1,217 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// freeLoopbackAddr returns a loopback address whose port was free a moment ago.
+func freeLoopbackAddr(t *testing.T) string {
+	ln := listenLoopback(t)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// goBuild builds the main package pkg into dir and returns the executable.
+func goBuild(t *testing.T, dir, pkg, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
+	}
+	return out
+}
+
+// makeRun is one run of .ci/make-run, the script behind `make run`.
+type makeRun struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stdout strings.Builder
+	lines  chan string
+	exited chan error
+	stderr string // file
+}
+
+func startMakeRun(t *testing.T, work, bin, upstream string, args ...string) *makeRun {
+	t.Helper()
+	script, err := filepath.Abs("../../.ci/make-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &makeRun{lines: make(chan string, 100), exited: make(chan error, 1), stderr: filepath.Join(work, "stderr.log")}
+	m.cmd = exec.Command("bash", append([]string{script}, args...)...)
+	m.cmd.Dir = work
+	m.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "BIN=" + bin, "UPSTREAM=" + upstream}
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := os.Create(m.stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	m.cmd.Stderr = stderr
+	stdout, err := m.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			m.mu.Lock()
+			m.stdout.WriteString(scanner.Text() + "\n")
+			m.mu.Unlock()
+			select {
+			case m.lines <- scanner.Text():
+			default:
+			}
+		}
+		close(m.lines)
+		m.exited <- m.cmd.Wait()
+	}()
+	t.Cleanup(func() { m.stop(t) })
+	return m
+}
+
+func (m *makeRun) output() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stdout.String()
+}
+
+func (m *makeRun) logs() string {
+	b, _ := os.ReadFile(m.stderr)
+	return string(b)
+}
+
+// stop sends SIGTERM to the script and Gatehouse and waits for them.
+func (m *makeRun) stop(t *testing.T) {
+	if m.cmd.Process == nil || m.exited == nil {
+		return
+	}
+	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-m.exited:
+	case <-time.After(time.Minute): // watchdog: SIGTERM must end it
+		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+		t.Errorf("make run did not stop after SIGTERM\n%s", m.logs())
+		<-m.exited
+	}
+	m.exited = nil
+}
+
+// waitReady polls /readyz until it answers 200 or the script exits.
+func (m *makeRun) waitReady(t *testing.T, admin string) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if res, err := http.Get("http://" + admin + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case err := <-m.exited:
+			m.exited = nil
+			t.Fatalf("make run exited: %v\nstdout:\n%s\nstderr:\n%s", err, m.output(), m.logs())
+		default:
+		}
+	}
+	t.Fatalf("make run never became ready\nstdout:\n%s\nstderr:\n%s", m.output(), m.logs())
+}
+
+// `make run`: Gatehouse on its embedded defaults (its own database and mail
+// folder in the working directory) in front of the demo upstream, a demo
+// user created on the first run and printed once, the URL and the command
+// that adds a user printed; a second run keeps the database. The listen
+// addresses are moved to free ports and the demo upstream is started here,
+// so that the test never collides with a real `make run` on :8080/:3000.
+func TestMakeRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Fatalf("make run needs bash: %v", err)
+	}
+	bin := t.TempDir()
+	goBuild(t, bin, ".", "gatehouse")
+	demo := goBuild(t, bin, "../../examples/demo-upstream", "demo-upstream")
+
+	// The Makefile's run target is the script, after building into BIN.
+	if out, err := exec.Command("make", "-n", "-C", "../..", "run", "BIN="+bin).CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "./.ci/make-run") || !strings.Contains(string(out), "-o "+bin+"/gatehouse ./cmd/gatehouse") {
+		t.Fatalf("make -n run: %v\n%s", err, out)
+	}
+
+	demoAddr := freeLoopbackAddr(t)
+	demoCmd := exec.Command(demo, "--listen", demoAddr)
+	if err := demoCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = demoCmd.Process.Kill(); _ = demoCmd.Wait() }()
+
+	work := t.TempDir()
+	listen, admin := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	run := startMakeRun(t, work, bin, "http://"+demoAddr, "--listen", listen, "--admin-listen", admin)
+	var password string
+	userLine := regexp.MustCompile(`^demo user: demo@example\.com / (\S+)`)
+	for line := range run.lines {
+		if m := userLine.FindStringSubmatch(line); m != nil {
+			password = m[1]
+			break
+		}
+	}
+	if password == "" {
+		t.Fatalf("no demo user printed\nstdout:\n%s\nstderr:\n%s", run.output(), run.logs())
+	}
+	run.waitReady(t, admin)
+	out := run.output()
+	for _, want := range []string{"http://localhost:8080/", "gatehouse users add --db gatehouse.db --email", "--password-stdin"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("make run does not print %q:\n%s", want, out)
+		}
+	}
+	for _, path := range []string{"gatehouse.db"} {
+		if _, err := os.Stat(filepath.Join(work, path)); err != nil {
+			t.Errorf("make run did not create %s in the working directory: %v", path, err)
+		}
+	}
+	signInThrough := func() {
+		t.Helper()
+		c := newClient()
+		if code, _ := get(t, c, "http://"+listen+"/"); code != http.StatusFound {
+			t.Errorf("GET / without a session = %d, want 302", code)
+		}
+		login(t, c, "http://"+listen, "demo@example.com", password)
+		code, body := get(t, c, "http://"+listen+"/")
+		if code != http.StatusOK || !strings.Contains(body, "Hello, demo@example.com") {
+			t.Errorf("signed-in GET / = %d %.300s, want the demo app's greeting", code, body)
+		}
+	}
+	signInThrough()
+	run.stop(t)
+	if logs := run.logs(); !strings.Contains(logs, "gatehouse stopped") {
+		t.Errorf("no clean stop after SIGTERM:\n%s", logs)
+	}
+
+	// A second run keeps the database: no new demo user, the old one works.
+	run = startMakeRun(t, work, bin, "http://"+demoAddr, "--listen", listen, "--admin-listen", admin)
+	run.waitReady(t, admin)
+	if strings.Contains(run.output(), "demo user:") {
+		t.Errorf("the second run created the demo user again:\n%s", run.output())
+	}
+	signInThrough()
+	run.stop(t)
+}
