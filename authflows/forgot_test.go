@@ -166,7 +166,7 @@ func TestForgotAnswerIsIdentical(t *testing.T) {
 	}
 }
 
-// blockingStore holds every account lookup and token issue until released.
+// blockingStore holds every account lookup and reset request until released.
 type blockingStore struct {
 	Store
 	release chan struct{}
@@ -177,9 +177,9 @@ func (s blockingStore) UserByEmail(ctx context.Context, email string) (storage.U
 	return s.Store.UserByEmail(ctx, email)
 }
 
-func (s blockingStore) IssueResetToken(ctx context.Context, t storage.ResetToken, m storage.Mail) error {
+func (s blockingStore) QueueResetMail(ctx context.Context, userID string, now time.Time) error {
 	<-s.release
-	return s.Store.IssueResetToken(ctx, t, m)
+	return s.Store.QueueResetMail(ctx, userID, now)
 }
 
 // FG2: the answer never waits for the account lookup, the token or the

@@ -22,7 +22,7 @@ import (
 // embedded from mailtemplates/ and overridable one by one by files of the
 // same name in Config.MailTemplates.
 const (
-	mailReset           = "reset"            // the reset link (RT3)
+	mailReset           = "reset"            // the reset link (RT3), rendered at delivery by PrepareMail
 	mailPasswordChanged = "password_changed" // the notice after a reset (RS6)
 )
 

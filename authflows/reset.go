@@ -18,11 +18,15 @@ import (
 // Password reset: GET and POST /auth/forgot, GET and POST /auth/reset.
 //
 // A reset token is 256 random bits (RT1) mailed as a link built from the
-// base URL only (RT3); the store keeps its SHA-256, voids older tokens when
-// a new one is issued and consumes it in the transaction that replaces the
-// password (RT2, RS3). Whether an email is registered never shows in the
-// answer to /auth/forgot, in its timing or in its headers (FG1, FG2): the
-// lookup, the token and the mail happen after the answer, in the background.
+// base URL only (RT3); the store keeps its SHA-256 and consumes it in the
+// transaction that replaces the password (RT2, RS3). A request voids the
+// user's tokens and queues a job that names the user and holds no secret;
+// the token is minted when the mail queue delivers the job (PrepareMail),
+// so it never reaches the database file in the clear, not even in a queued
+// mail, and its lifetime counts from the delivery. Whether an email is
+// registered never shows in the answer to /auth/forgot, in its timing or in
+// its headers (FG1, FG2): the lookup and the queueing happen after the
+// answer, in the background.
 //
 // Password-less accounts (OAuth only) get the reset mail too: following it
 // gives them a password in addition to their providers. Their owner controls
@@ -78,7 +82,8 @@ func (h *Handler) forgotPage(w http.ResponseWriter, r *http.Request) {
 //     silently (FG4);
 //  3. the rest runs after the answer, on a bounded number of goroutines:
 //     look the account up by its normalized address, check the account's
-//     bucket (FG4), mint a token and queue the mail in one store call;
+//     bucket (FG4), void the user's tokens and queue the reset mail job in
+//     one store call (the token is minted at delivery, see PrepareMail);
 //  4. the answer: 202 {"status":"accepted"}, or 303 to the "check your mail"
 //     page for a form, byte for byte the same for every address (FG1).
 //
@@ -138,14 +143,14 @@ func (h *Handler) requestReset(r *http.Request, email string) {
 	// context that is not cancelled when the answer is written.
 	bg := r.Clone(detach(r.Context()))
 	bg.Body = http.NoBody
-	if !h.background.try(func() { h.issueReset(bg, email) }) {
+	if !h.background.try(func() { h.queueReset(bg, email) }) {
 		h.event(r, "forgot_dropped", slog.String("reason", "too many reset requests in flight"))
 		h.metrics.forgot.WithLabelValues("dropped").Inc()
 	}
 }
 
-// issueReset is step 3 of forgot, after the answer.
-func (h *Handler) issueReset(r *http.Request, email string) {
+// queueReset is step 3 of forgot, after the answer.
+func (h *Handler) queueReset(r *http.Request, email string) {
 	ctx, cancel := context.WithTimeout(r.Context(), backgroundTimeout)
 	defer cancel()
 	u, err := h.store.UserByEmail(ctx, email)
@@ -163,6 +168,42 @@ func (h *Handler) issueReset(r *http.Request, email string) {
 		h.metrics.forgot.WithLabelValues("throttled").Inc()
 		return
 	}
+	if err := h.store.QueueResetMail(ctx, u.ID, h.now()); err != nil {
+		h.log.ErrorContext(ctx, "forgot: queue reset mail", "user_id", u.ID, "err", err)
+		return
+	}
+	h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID),
+		slog.Bool("has_password", u.PasswordHash != ""))
+	h.metrics.forgot.WithLabelValues("mailed").Inc()
+	h.cfg.WakeMailer()
+}
+
+// PrepareMail turns a queued mail job into the message to send. The mail
+// queue calls it before every delivery attempt (cmd/gatehouse passes it as
+// mail.QueueOptions.Prepare), so no token is ever written to the queue.
+//
+// For a password reset job it mints the token (RT1), stores its hash with
+// every older token of the user voided, in one store call (RT2), and renders
+// the reset mail with the link (RT3) to the user's stored address (FG3). The
+// token's lifetime counts from now, the delivery attempt, so a mail held up
+// by a relay outage still gives the whole --reset-token-ttl. If the attempt
+// fails, the next one calls PrepareMail again and its fresh token voids this
+// one: of the mails a user gets, only the link of the last one works.
+//
+// A job whose user no longer exists is storage.ErrNotFound (the queue drops
+// it); a ready message is returned as it is.
+func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Mail, error) {
+	switch job.Kind {
+	case storage.MailKindMessage:
+		return job, nil
+	case storage.MailKindPasswordReset:
+	default:
+		return storage.Mail{}, fmt.Errorf("prepare mail: unknown kind %q", job.Kind)
+	}
+	u, err := h.store.UserByID(ctx, job.UserID)
+	if err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare reset mail: look up user: %w", err)
+	}
 	resetToken := newSecret()
 	now := h.now()
 	m, err := h.mails.render(mailReset, u.Email, mailData{
@@ -172,8 +213,7 @@ func (h *Handler) issueReset(r *http.Request, email string) {
 		Lifetime: humanDuration(h.cfg.ResetTokenTTL),
 	}, now)
 	if err != nil {
-		h.log.ErrorContext(ctx, "forgot: render mail", "err", err)
-		return
+		return storage.Mail{}, fmt.Errorf("prepare reset mail: %w", err)
 	}
 	t := storage.ResetToken{
 		Hash:      storage.HashSecret(resetToken),
@@ -181,14 +221,13 @@ func (h *Handler) issueReset(r *http.Request, email string) {
 		CreatedAt: now,
 		ExpiresAt: now.Add(h.cfg.ResetTokenTTL),
 	}
-	if err := h.store.IssueResetToken(ctx, t, m); err != nil {
-		h.log.ErrorContext(ctx, "forgot: issue reset token", "user_id", u.ID, "err", err)
-		return
+	if err := h.store.IssueResetToken(ctx, t); err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare reset mail: issue token: %w", err)
 	}
-	h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID),
-		slog.Bool("has_password", u.PasswordHash != ""))
-	h.metrics.forgot.WithLabelValues("mailed").Inc()
-	h.cfg.WakeMailer()
+	// The message is new at every attempt (its Date and Message-ID follow
+	// CreatedAt, now); the ID and Attempts stay the job's, for the queue's logs.
+	m.ID, m.Kind, m.UserID, m.Attempts, m.NextAttempt = job.ID, job.Kind, job.UserID, job.Attempts, job.NextAttempt
+	return m, nil
 }
 
 // absoluteURL is {base-url}{path}?{key}={value}. Only Config.BaseURL counts:
@@ -372,6 +411,6 @@ func (b *background) try(f func()) bool {
 }
 
 // Drain waits until the work that requests started in the background (reset
-// tokens being issued) has finished. Call it after the HTTP server has shut
+// mails being queued) has finished. Call it after the HTTP server has shut
 // down and before the store is closed.
 func (h *Handler) Drain() { h.background.wg.Wait() }

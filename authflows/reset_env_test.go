@@ -15,7 +15,7 @@ import (
 )
 
 // The reset tests run the whole mail path: the flows queue mail in the bbolt
-// store, a mail.Queue sends it over SMTP with AUTH to a real go-smtp server
+// store, a mail.Queue prepares it (Handler.PrepareMail) and sends it over SMTP with AUTH to a real go-smtp server
 // started in the test, and the tests read what arrived.
 
 const (
@@ -71,6 +71,7 @@ func newMailEnv(t *testing.T, mc mailEnvConfig) *mailEnv {
 	queue = mail.NewQueue(e.Config.Store, sender, mail.QueueOptions{
 		Logger:     e.Config.Logger, // the captured log: LG1 covers the queue too
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, PollInterval: 100 * time.Millisecond,
+		Prepare: e.Handler.PrepareMail, // as cmd/gatehouse wires it
 	})
 	e.Queue = queue
 	ctx, cancel := context.WithCancel(context.Background())

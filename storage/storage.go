@@ -128,13 +128,26 @@ type OAuthFlow struct {
 	ExpiresAt   time.Time
 }
 
-// Mail is a queued outgoing message. It is deleted once delivered.
+// Mail kinds. A queued Mail is either a ready message (MailKindMessage:
+// Subject, Text and HTML are what is sent) or a job that the mail queue turns
+// into a message just before each delivery attempt, so that a secret the
+// message carries is made then and never stored: MailKindPasswordReset is
+// "mail UserID a reset link", its token minted at delivery (RT1).
+const (
+	MailKindMessage       = ""
+	MailKindPasswordReset = "password_reset"
+)
+
+// Mail is a queued outgoing message or job (see the kinds). It is deleted
+// once delivered. A queued Mail never holds a secret.
 type Mail struct {
-	ID          uint64 // assigned by EnqueueMail / IssueResetToken
+	ID          uint64 // assigned by EnqueueMail / QueueResetMail
+	Kind        string // MailKindMessage or a job kind
+	UserID      string // the account a job is for; empty for a message
 	To          string
-	Subject     string
-	Text        string
-	HTML        string
+	Subject     string // empty for a job
+	Text        string // empty for a job
+	HTML        string // empty for a job
 	Attempts    int
 	NextAttempt time.Time
 	CreatedAt   time.Time
@@ -177,9 +190,15 @@ type Store interface {
 	DeleteExpiredSessions(ctx context.Context, now time.Time, idle time.Duration) (int, error)
 
 	// Password reset.
-	// IssueResetToken stores t, voids every older token of t.UserID and queues
-	// m (the mail carrying the token), in one transaction.
-	IssueResetToken(ctx context.Context, t ResetToken, m Mail) error
+	// QueueResetMail, in one transaction, voids every reset token of the
+	// user and queues a password reset job for them (Kind
+	// MailKindPasswordReset, UserID, To the user's address, due at now);
+	// the token is minted only when the job is delivered (IssueResetToken).
+	// Unknown user: ErrNotFound and nothing is written.
+	QueueResetMail(ctx context.Context, userID string, now time.Time) error
+	// IssueResetToken stores t and voids every other token of t.UserID, in
+	// one transaction. Unknown user: ErrNotFound and nothing is written.
+	IssueResetToken(ctx context.Context, t ResetToken) error
 	// ResetTokenUser returns the user of a valid token (known, unused, not
 	// expired at now) without consuming it; otherwise ErrNotFound.
 	ResetTokenUser(ctx context.Context, tokenHash Hash, now time.Time) (User, error)

@@ -1,9 +1,11 @@
 // Package mail delivers Gatehouse's outgoing mail. The flows never send mail
-// themselves: they queue a storage.Mail in the store (in the same transaction
-// as the reset token it carries) and wake the Queue, which reads due mail from
-// the store, hands each message to a Sender and deletes it once delivered, or
-// reschedules it with exponential backoff. Pending mail therefore survives a
-// restart and an SMTP outage.
+// themselves: they queue a storage.Mail in the store and wake the Queue, which
+// reads due mail from the store, hands each message to a Sender and deletes it
+// once delivered, or reschedules it with exponential backoff. Pending mail
+// therefore survives a restart and an SMTP outage. A queued mail holds no
+// secret: a password reset is queued as a job naming the user, and the
+// Queue's Prepare hook (supplied by cmd/gatehouse from authflows) mints the
+// token and renders the message just before each attempt.
 //
 // Two Senders exist: SMTP, a relay reached with emersion/go-smtp (STARTTLS,
 // implicit TLS or plain, AUTH PLAIN), and Dir, which writes each message as an
@@ -11,8 +13,9 @@
 //
 // Dependencies: mail → storage (the Mail record and the queue methods of the
 // store, declared here as QueueStore). It imports neither authflows nor proxy;
-// cmd/gatehouse builds a Sender and a Queue and hands Queue.Wake to
-// authflows.Config.WakeMailer.
+// cmd/gatehouse builds a Sender and a Queue, gives the Queue
+// authflows.Handler.PrepareMail as QueueOptions.Prepare and hands Queue.Wake
+// to authflows.Config.WakeMailer.
 package mail
 
 import (

@@ -3,6 +3,7 @@ package mail
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -37,11 +38,21 @@ type QueueOptions struct {
 	SendTimeout time.Duration
 	// BatchSize is how many due messages are read at once. Default 20.
 	BatchSize int
+	// Prepare turns a queued job (a Mail whose Kind is not
+	// storage.MailKindMessage) into the message to send, at every delivery
+	// attempt: a secret the message carries, such as a password reset
+	// token, is made there and never written to the queue. The message
+	// returned is sent as it is; the queued job stays unchanged. An error
+	// wrapping ErrPermanent or storage.ErrNotFound (the job's user is gone)
+	// drops the job at once; another error counts as a failed attempt.
+	// Ready messages are sent without it. Nil: jobs are dropped as
+	// undeliverable.
+	Prepare func(ctx context.Context, job storage.Mail) (storage.Mail, error)
 }
 
 // Queue delivers the mail queued in the store: Run reads due messages, hands
-// each to the Sender, deletes it when delivered and reschedules it with
-// exponential backoff when not. A message stays in the store until it is
+// each to the Sender (a job first through QueueOptions.Prepare), deletes it
+// when delivered and reschedules it with exponential backoff when not. A message stays in the store until it is
 // delivered or given up, so stopping the Queue (or the process) loses nothing.
 type Queue struct {
 	store   QueueStore
@@ -173,7 +184,7 @@ func (q *Queue) deliver(ctx context.Context, m storage.Mail) (time.Time, bool) {
 		return q.forget(ctx, m.ID)
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, q.opts.SendTimeout)
-	err := q.sender.Send(sendCtx, m)
+	err := q.send(sendCtx, m)
 	cancel()
 	now := q.opts.Clock()
 	switch {
@@ -195,6 +206,26 @@ func (q *Queue) deliver(ctx context.Context, m storage.Mail) (time.Time, bool) {
 		q.log.Error("mail queue: reschedule mail", "mail_id", m.ID, "err", err)
 	}
 	return next, false
+}
+
+// send hands m to the sender, a job once Prepare has made it a message.
+// Each attempt prepares the job anew: after a failed attempt the next one
+// carries a fresh reset token, which voids the one made for the failure.
+func (q *Queue) send(ctx context.Context, m storage.Mail) error {
+	if m.Kind == storage.MailKindMessage {
+		return q.sender.Send(ctx, m)
+	}
+	if q.opts.Prepare == nil {
+		return fmt.Errorf("mail of kind %q: no Prepare configured: %w", m.Kind, ErrPermanent)
+	}
+	msg, err := q.opts.Prepare(ctx, m)
+	if errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("prepare %s mail: %w (%w)", m.Kind, ErrPermanent, err)
+	}
+	if err != nil {
+		return fmt.Errorf("prepare %s mail: %w", m.Kind, err)
+	}
+	return q.sender.Send(ctx, msg)
 }
 
 // forget deletes a delivered or dropped message from the store. When that

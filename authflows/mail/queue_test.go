@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -377,6 +378,143 @@ func TestQueueDoesNotResendWhenDeleteFails(t *testing.T) {
 			if n := sends.Load(); n != 1 {
 				t.Errorf("%d sends, want 1", n)
 			}
+		})
+	}
+}
+
+// resetJob is a queued password reset job: a user id, no body.
+func resetJob(to string) storage.Mail {
+	return storage.Mail{Kind: storage.MailKindPasswordReset, UserID: "0123456789abcdef0123456789abcdef", To: to, CreatedAt: time.Now()}
+}
+
+// A job goes through Prepare at every attempt and the prepared message is
+// sent; the queued record stays the job, without what Prepare made (a
+// failed attempt writes no secret). Ready messages are sent as stored.
+func TestQueuePreparesJobsAtEachAttempt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gatehouse.db")
+	store := openStore(t, path)
+	clock := &fakeClock{now: time.Now()}
+	var (
+		mu       sync.Mutex
+		prepared []storage.Mail
+		sent     []storage.Mail
+	)
+	prepare := func(ctx context.Context, job storage.Mail) (storage.Mail, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		prepared = append(prepared, job)
+		return storage.Mail{ID: job.ID, To: job.To, Subject: "Reset", Text: fmt.Sprintf("secret-%d", len(prepared))}, nil
+	}
+	sender := senderFunc(func(ctx context.Context, m storage.Mail) error {
+		mu.Lock()
+		defer mu.Unlock()
+		sent = append(sent, m)
+		if m.Text == "secret-1" {
+			return errors.New("relay unavailable")
+		}
+		return nil
+	})
+	ready := testMail()
+	ready.To = "bob@example.com"
+	readyID, err := store.EnqueueMail(t.Context(), ready)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready.ID = readyID
+	job := resetJob("alice@example.com")
+	if job.ID, err = store.EnqueueMail(t.Context(), job); err != nil {
+		t.Fatal(err)
+	}
+	q := mail.NewQueue(store, sender, mail.QueueOptions{
+		Clock: clock.Now, MinBackoff: time.Minute, PollInterval: time.Millisecond, Prepare: prepare,
+	})
+	run(t, q)
+
+	waitFor(t, "the failed attempt to be recorded", func() bool {
+		m := queued(t, store)
+		return len(m) == 1 && m[0].Attempts == 1
+	})
+	left := queued(t, store)[0]
+	job.Attempts, job.NextAttempt = 1, clock.Now().Add(time.Minute)
+	if !left.NextAttempt.Equal(job.NextAttempt) || !left.CreatedAt.Equal(job.CreatedAt) {
+		t.Fatalf("after a failed attempt: %+v, want %+v", left, job)
+	}
+	left.NextAttempt, left.CreatedAt = job.NextAttempt, job.CreatedAt
+	if left != job {
+		t.Fatalf("after a failed attempt: %+v, want the job unchanged but for the attempt", left)
+	}
+	clock.Advance(time.Minute)
+	q.Wake()
+	waitFor(t, "the queue to empty", func() bool { return len(queued(t, store)) == 0 })
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(prepared) != 2 || prepared[0].ID != job.ID || prepared[1].ID != job.ID || prepared[1].Attempts != 1 {
+		t.Fatalf("Prepare saw %+v, want the job twice (and never the ready message)", prepared)
+	}
+	if len(sent) != 3 || sent[0] != ready || sent[1].Text != "secret-1" || sent[2].Text != "secret-2" {
+		t.Fatalf("sent %+v, want the ready message as stored, then the job prepared anew for each attempt", sent)
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(file, []byte("secret-")) {
+		t.Fatal("a prepared message reached the database file")
+	}
+}
+
+// A job Prepare cannot make into a message: its user is gone
+// (storage.ErrNotFound) or the failure is permanent, or no Prepare is set:
+// dropped at once with an error log. Another error is a failed attempt.
+func TestQueueJobsThatCannotBePrepared(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prepare func(context.Context, storage.Mail) (storage.Mail, error)
+		dropped bool
+	}{
+		{"user gone", func(context.Context, storage.Mail) (storage.Mail, error) {
+			return storage.Mail{}, fmt.Errorf("look up user: %w", storage.ErrNotFound)
+		}, true},
+		{"permanent", func(context.Context, storage.Mail) (storage.Mail, error) {
+			return storage.Mail{}, fmt.Errorf("no template: %w", mail.ErrPermanent)
+		}, true},
+		{"no Prepare", nil, true},
+		{"store busy", func(context.Context, storage.Mail) (storage.Mail, error) {
+			return storage.Mail{}, errors.New("database busy")
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := openStore(t, "")
+			var sends atomic.Int32
+			sender := senderFunc(func(ctx context.Context, m storage.Mail) error {
+				if m.Kind != storage.MailKindMessage {
+					t.Errorf("a job was sent unprepared: %+v", m)
+				}
+				sends.Add(1)
+				return nil
+			})
+			enqueue(t, store, "bob@example.com")
+			if _, err := store.EnqueueMail(t.Context(), resetJob("alice@example.com")); err != nil {
+				t.Fatal(err)
+			}
+			logs := &lockedBuffer{}
+			run(t, mail.NewQueue(store, sender, mail.QueueOptions{
+				Logger:     slog.New(slog.NewTextHandler(logs, nil)),
+				MinBackoff: time.Hour, Prepare: tc.prepare,
+			}))
+			waitFor(t, "the ready message", func() bool { return sends.Load() == 1 })
+			if tc.dropped {
+				waitFor(t, "the job to be dropped", func() bool { return len(queued(t, store)) == 0 })
+				if !strings.Contains(logs.String(), `level=ERROR msg="mail dropped"`) {
+					t.Errorf("no error log for the dropped job:\n%s", logs)
+				}
+				return
+			}
+			waitFor(t, "a failed attempt", func() bool {
+				m := queued(t, store)
+				return len(m) == 1 && m[0].Attempts == 1
+			})
 		})
 	}
 }

@@ -335,7 +335,7 @@ func TestBackgroundSweepAndLastSeen(t *testing.T) {
 	idle := session("idle", now.Add(time.Hour), now.Add(-25*time.Hour)) // --session-idle-ttl 24h
 	active := session("active", now.Add(time.Hour), now.Add(-10*time.Minute))
 	if err := store.IssueResetToken(ctx, storage.ResetToken{Hash: storage.HashSecret("old token"), UserID: alice.ID,
-		CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Minute)}, storage.Mail{To: alice.Email, Subject: "old", Text: "old"}); err != nil {
+		CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.CreateOAuthFlow(ctx, storage.OAuthFlow{StateHash: storage.HashSecret("old state"), Provider: "github",

@@ -15,8 +15,10 @@ type mailer interface {
 }
 
 // newMailer builds the delivery queue: an SMTP relay with --smtp-addr, .eml
-// files in --mail-dir otherwise.
-func newMailer(cfg Config, store storage.Store, log *slog.Logger) (mailer, error) {
+// files in --mail-dir otherwise. prepare turns a queued job into its message
+// at delivery (authflows.Handler.PrepareMail: reset tokens are minted there).
+func newMailer(cfg Config, store storage.Store, prepare func(context.Context, storage.Mail) (storage.Mail, error),
+	log *slog.Logger) (mailer, error) {
 	var sender mail.Sender
 	if cfg.SMTP.Addr != "" {
 		smtp, err := mail.NewSMTP(mail.SMTPConfig{
@@ -34,5 +36,5 @@ func newMailer(cfg Config, store storage.Store, log *slog.Logger) (mailer, error
 		}
 		sender = dir
 	}
-	return mail.NewQueue(store, sender, mail.QueueOptions{Logger: log}), nil
+	return mail.NewQueue(store, sender, mail.QueueOptions{Logger: log, Prepare: prepare}), nil
 }

@@ -46,7 +46,7 @@ const lockTimeout = 3 * time.Second
 func openStore(path string) (storage.Store, error) {
 	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout})
 	if errors.Is(err, storage.ErrLocked) {
-		return nil, fmt.Errorf("database %s is locked by another process (is another gatehouse running on it?)", path)
+		return nil, fmt.Errorf("database %s is locked by another process (waited %s; is another gatehouse running on it?)", path, lockTimeout)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -74,10 +74,6 @@ func (s *server) build(ctx context.Context) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
 
-	var err error
-	if s.mailer, err = newMailer(cfg, s.store, s.log); err != nil {
-		return err
-	}
 	auth, err := authflows.New(authflows.Config{
 		BaseURL:           cfg.BaseURL,
 		CookieName:        cfg.CookieName,
@@ -90,7 +86,7 @@ func (s *server) build(ctx context.Context) error {
 		Hash:              authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
 		Providers:         providerConfigs(cfg),
 		MailTemplates:     cfg.MailTemplates,
-		WakeMailer:        s.mailer.Wake,
+		WakeMailer:        func() { s.mailer.Wake() }, // s.mailer is built below, before any request
 		Store:             s.store,
 		Denier:            denier,
 		ClientIP:          cfg.TrustedProxies.ClientIP,
@@ -101,6 +97,9 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	s.auth = auth
+	if s.mailer, err = newMailer(cfg, s.store, auth.PrepareMail, s.log); err != nil {
+		return err
+	}
 	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log}
 	p, err := proxy.New(proxy.Config{
 		Upstream:        cfg.Upstream,
@@ -267,7 +266,7 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
 	for _, srv := range servers {
-		if err := srv.Close(); err != nil || drain == nil {
+		if err := srv.Shutdown(drain); err != nil {
 			s.log.Warn("shutdown deadline passed; closing open connections", "err", err)
 			srv.Close()
 		}

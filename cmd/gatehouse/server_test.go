@@ -245,7 +245,7 @@ func TestDatabaseLockedFailsFast(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Fatalf("%v: still waiting for the locked database after a minute", args)
 		}
-		if res.code == 0 || !strings.Contains(res.stderr, "locked by another process") {
+		if res.code == 0 || !strings.Contains(res.stderr, "locked by another process (waited "+lockTimeout.String()) {
 			t.Errorf("%v: exit %d, stderr %q", args, res.code, res.stderr)
 		}
 		if lines := strings.Split(strings.TrimSpace(res.stderr), "\n"); len(lines) != 1 {
@@ -332,6 +332,9 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 		fmt.Fprint(w, "finished")
 	}))
 	defer up.Close()
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free() // before up.Close, which waits for the handler
 	db := filepath.Join(t.TempDir(), "g.db")
 	g := startGatehouse(t, db, "--upstream", up.URL, "--public-path", "/slow")
 	result := make(chan string, 1)
@@ -356,7 +359,7 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 		t.Fatal("shutdown finished while a request was in flight")
 	default:
 	}
-	close(release)
+	free()
 	if got := <-result; got != "finished" {
 		t.Errorf("in-flight request during shutdown: %q", got)
 	}

@@ -225,8 +225,17 @@ func decodeOAuthFlow(h storage.Hash, v []byte) (storage.OAuthFlow, error) {
 	return f, d.err("oauth flow")
 }
 
+// Mail layout, version 2: To, Subject, Text, HTML, Attempts (varint),
+// NextAttempt, CreatedAt, then Kind and UserID. Version 1, written before
+// queued jobs existed, ends after CreatedAt and decodes as a ready message
+// (empty Kind and UserID).
+const (
+	mailVersion1 = 1
+	mailVersion  = 2
+)
+
 func encodeMail(m storage.Mail) []byte {
-	e := newEncoder()
+	e := &encoder{b: []byte{mailVersion}}
 	e.str(m.To)
 	e.str(m.Subject)
 	e.str(m.Text)
@@ -234,14 +243,22 @@ func encodeMail(m storage.Mail) []byte {
 	e.varint(int64(m.Attempts))
 	e.time(m.NextAttempt)
 	e.time(m.CreatedAt)
+	e.str(m.Kind)
+	e.str(m.UserID)
 	return e.b
 }
 
 func decodeMail(id uint64, v []byte) (storage.Mail, error) {
-	d := newDecoder(v)
+	if len(v) == 0 || (v[0] != mailVersion1 && v[0] != mailVersion) {
+		return storage.Mail{}, fmt.Errorf("mail: %w", errCorrupt)
+	}
+	d := &decoder{b: v[1:]}
 	m := storage.Mail{
 		ID: id, To: d.str(), Subject: d.str(), Text: d.str(), HTML: d.str(),
 		Attempts: int(d.varint()), NextAttempt: d.time(), CreatedAt: d.time(),
+	}
+	if v[0] == mailVersion {
+		m.Kind, m.UserID = d.str(), d.str()
 	}
 	return m, d.err("mail")
 }

@@ -8,11 +8,31 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// IssueResetToken, in one transaction, stores t, voids every other token of
-// t.UserID and queues m, the mail carrying the token (its ID is assigned,
-// zero CreatedAt and NextAttempt become t.CreatedAt). An unknown user is
-// storage.ErrNotFound and nothing is written.
-func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken, m storage.Mail) error {
+// QueueResetMail, in one transaction, voids every reset token of the user
+// and queues a password reset job for them: Kind
+// storage.MailKindPasswordReset, the user's id and stored address, due at
+// now. The job holds no token; the mail queue mints one at delivery
+// (IssueResetToken). An unknown user is storage.ErrNotFound and nothing is
+// written.
+func (s *Store) QueueResetMail(ctx context.Context, userID string, now time.Time) error {
+	return s.update(ctx, func(tx *bbolt.Tx) error {
+		u, err := getUser(tx, userID)
+		if err != nil {
+			return err
+		}
+		if err := voidUserTokens(tx, u.ID); err != nil {
+			return err
+		}
+		_, err = enqueueMail(tx, storage.Mail{
+			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
+		})
+		return err
+	})
+}
+
+// IssueResetToken, in one transaction, stores t and voids every other token
+// of t.UserID. An unknown user is storage.ErrNotFound and nothing is written.
+func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken) error {
 	return s.update(ctx, func(tx *bbolt.Tx) error {
 		if _, err := getUser(tx, t.UserID); err != nil {
 			return err
@@ -26,11 +46,7 @@ func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken, m sto
 		if err := tx.Bucket(bucketResetTokens).Put(t.Hash[:], encodeResetToken(t)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketUserTokens).Put(userHashKey(t.UserID, t.Hash), nil); err != nil {
-			return err
-		}
-		_, err := enqueueMail(tx, withTimes(m, t.CreatedAt))
-		return err
+		return tx.Bucket(bucketUserTokens).Put(userHashKey(t.UserID, t.Hash), nil)
 	})
 }
 

@@ -76,6 +76,22 @@ func testMail(t *testing.T, o Opener) {
 		wantErr(t, "RescheduleMail of an unknown id", err, storage.ErrNotFound)
 	})
 
+	// A job (Kind, UserID, no body) comes back as it was queued, also
+	// after a failed attempt.
+	t.Run("JobFields", func(t *testing.T) {
+		s := o.newStore(t)
+		u := createUser(t, s, 1)
+		job := resetJob(u, epoch)
+		id, err := s.EnqueueMail(t.Context(), job)
+		wantErr(t, "EnqueueMail of a job", err, nil)
+		job.ID = id
+		ready := enqueue(t, s, 0)
+		wantDue(t, s, epoch, 10, job, ready[0])
+		wantErr(t, "RescheduleMail", s.RescheduleMail(t.Context(), id, at(time.Minute)), nil)
+		job.Attempts, job.NextAttempt = 1, at(time.Minute)
+		wantDue(t, s, at(time.Minute), 10, job, ready[0])
+	})
+
 	t.Run("Delete", func(t *testing.T) {
 		s := o.newStore(t)
 		q := enqueue(t, s, 0, 0, 0)

@@ -19,16 +19,17 @@ func tokenRecord(name, userID string, ttl time.Duration) storage.ResetToken {
 	}
 }
 
-func resetMail(to, name string) storage.Mail {
-	return storage.Mail{To: to, Subject: "Reset your password", Text: "link for " + name, HTML: "<p>" + name + "</p>"}
-}
-
 // issue stores a token of user that is valid from at(-time.Minute) to at(ttl).
 func issue(t *testing.T, s storage.Store, name string, u storage.User, ttl time.Duration) storage.ResetToken {
 	t.Helper()
 	tok := tokenRecord(name, u.ID, ttl)
-	wantErr(t, "IssueResetToken "+name, s.IssueResetToken(t.Context(), tok, resetMail(u.Email, name)), nil)
+	wantErr(t, "IssueResetToken "+name, s.IssueResetToken(t.Context(), tok), nil)
 	return tok
+}
+
+// resetJob is the job QueueResetMail(u.ID, now) queues, without its ID.
+func resetJob(u storage.User, now time.Time) storage.Mail {
+	return storage.Mail{Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now}
 }
 
 // wantTokenUser fails unless the token is valid at now for userID ("": invalid).
@@ -54,27 +55,53 @@ func allMail(t *testing.T, s storage.Store) []storage.Mail {
 }
 
 func testReset(t *testing.T, o Opener) {
-	t.Run("IssueQueuesMail", func(t *testing.T) {
+	t.Run("IssueQueuesNothing", func(t *testing.T) {
 		s := o.newStore(t)
 		u := createUser(t, s, 1)
 		tok := issue(t, s, "a", u, 30*time.Minute)
 		wantTokenUser(t, s, tok.Hash, epoch, u.ID)
-		queued := allMail(t, s)
-		want := resetMail(u.Email, "a")
-		want.CreatedAt, want.NextAttempt = tok.CreatedAt, tok.CreatedAt
-		if len(queued) != 1 || queued[0].ID == 0 {
-			t.Fatalf("queue after IssueResetToken: %+v, want one mail with an ID", queued)
+		if q := allMail(t, s); len(q) != 0 {
+			t.Fatalf("IssueResetToken queued mail: %+v", q)
 		}
-		want.ID = queued[0].ID
-		wantEqual(t, "queued reset mail", queued[0], want)
 	})
 
 	t.Run("IssueUnknownUser", func(t *testing.T) {
 		s := o.newStore(t)
 		tok := tokenRecord("x", userRecord(1).ID, time.Hour)
-		err := s.IssueResetToken(t.Context(), tok, resetMail("x@example.com", "x"))
+		err := s.IssueResetToken(t.Context(), tok)
 		wantErr(t, "IssueResetToken for an unknown user", err, storage.ErrNotFound)
 		wantTokenUser(t, s, tok.Hash, epoch, "")
+	})
+
+	// A reset request queues a job that names the user and holds no secret,
+	// and voids the user's tokens at once, before any mail goes out.
+	t.Run("QueueResetMail", func(t *testing.T) {
+		s := o.newStore(t)
+		alice, bob := createUser(t, s, 1), createUser(t, s, 2)
+		older := issue(t, s, "older", alice, time.Hour)
+		bobs := issue(t, s, "bob", bob, time.Hour)
+		wantErr(t, "QueueResetMail", s.QueueResetMail(t.Context(), alice.ID, at(time.Minute)), nil)
+		wantTokenUser(t, s, older.Hash, epoch, "") // voided by the request
+		wantTokenUser(t, s, bobs.Hash, epoch, bob.ID)
+		queued := allMail(t, s)
+		if len(queued) != 1 || queued[0].ID == 0 {
+			t.Fatalf("queue after QueueResetMail: %+v, want one job with an ID", queued)
+		}
+		want := resetJob(alice, at(time.Minute))
+		want.ID = queued[0].ID
+		wantEqual(t, "queued reset job", queued[0], want)
+		wantDue(t, s, epoch, 10) // due at now, not before
+
+		wantErr(t, "QueueResetMail again", s.QueueResetMail(t.Context(), alice.ID, at(2*time.Minute)), nil)
+		if q := allMail(t, s); len(q) != 2 || q[1].ID <= q[0].ID {
+			t.Fatalf("queue after a second request: %+v, want two jobs in order", q)
+		}
+	})
+
+	t.Run("QueueResetMailUnknownUser", func(t *testing.T) {
+		s := o.newStore(t)
+		err := s.QueueResetMail(t.Context(), userRecord(1).ID, epoch)
+		wantErr(t, "QueueResetMail for an unknown user", err, storage.ErrNotFound)
 		if q := allMail(t, s); len(q) != 0 {
 			t.Fatalf("mail queued for an unknown user: %+v", q)
 		}
