@@ -410,6 +410,28 @@ func TestLoginUpgradesWeakHash(t *testing.T) {
 	}
 }
 
+// A hash stronger than the current parameters is kept: upgrades never go down.
+func TestLoginKeepsStrongerHash(t *testing.T) {
+	env := newTestEnv(t)
+	strong := HashParams{Memory: testHashParams.Memory * 2, Time: testHashParams.Time + 1, Threads: 1}
+	strongHash, err := NewHasher(strong).Hash(t.Context(), alicePassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := storage.User{ID: randomUserID(), Email: aliceEmail, PasswordHash: strongHash}
+	if err := env.Store.CreateUser(t.Context(), u); err != nil {
+		t.Fatal(err)
+	}
+	env.Login(t, aliceEmail, alicePassword)
+	got, err := env.Store.UserByID(t.Context(), u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PasswordHash != strongHash {
+		t.Errorf("a stronger hash was rewritten with weaker parameters: %.40s…", got.PasswordHash)
+	}
+}
+
 // A failed upgrade does not stop the sign-in.
 func TestLoginUpgradeFailureStillSignsIn(t *testing.T) {
 	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store, fail: failing("SetPasswordHash")} })

@@ -25,6 +25,12 @@ type HashParams struct {
 	Threads uint8
 }
 
+// weakerThan reports whether p costs less than q in memory or passes: such
+// hashes are upgraded at the next sign-in (PW1); stronger ones are kept.
+func (p HashParams) weakerThan(q HashParams) bool {
+	return p.Memory < q.Memory || p.Time < q.Time
+}
+
 // DefaultHashParams are OWASP's argon2id parameters (PW1).
 var DefaultHashParams = HashParams{Memory: 19456, Time: 2, Threads: 1}
 
@@ -139,7 +145,7 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 
 // Verify compares password with a PHC string in constant time. An empty phc
 // (no password set) is verified against a dummy hash so that the answer takes
-// as long as a real one and is false. needsRehash is true when phc used other
+// as long as a real one and is false. needsRehash is true when phc used weaker
 // parameters than the current ones.
 func (h *Hasher) Verify(ctx context.Context, phc, password string) (ok, needsRehash bool, err error) {
 	real := phc != ""
@@ -155,7 +161,7 @@ func (h *Hasher) Verify(ctx context.Context, phc, password string) (ok, needsReh
 		return false, false, err
 	}
 	ok = subtle.ConstantTimeCompare(got, want) == 1 && real
-	return ok, ok && p != h.params, nil
+	return ok, ok && p.weakerThan(h.params), nil
 }
 
 func (h *Hasher) encode(salt, key []byte, p HashParams) string {

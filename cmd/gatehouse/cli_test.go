@@ -256,6 +256,10 @@ func TestUsersSubcommands(t *testing.T) {
 	if code != 0 || out != "revoked 2 sessions of bob@example.com\n" {
 		t.Fatalf("revoke-sessions: %d %q %q", code, out, errOut)
 	}
+	// LG2: the revocation is an event line with the user id and the count.
+	if !regexp.MustCompile(`^time=\S+ level=INFO msg="auth event" event=sessions_revoked user_id=` + bob.ID + ` sessions_revoked=2 `).MatchString(errOut) {
+		t.Errorf("revoke-sessions event line: %q", errOut)
+	}
 	if code, _, errOut := users("", nil, "revoke-sessions", "--db", db, "--email", "nobody@example.com"); code == 0 || !strings.Contains(errOut, "no user with email nobody@example.com") {
 		t.Errorf("revoke-sessions of an unknown user: %d %q", code, errOut)
 	}
@@ -301,5 +305,28 @@ func TestLoggerEscapesLineBreaks(t *testing.T) {
 				t.Errorf("json: line does not decode to the value: %v %v", v, err)
 			}
 		}
+	}
+}
+
+// --admin-listen "" disables the admin listener; the proxy still listens.
+func TestAdminListenEmptyDisables(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := parseServe([]string{"--upstream", "http://127.0.0.1:3000", "--db", filepath.Join(dir, "g.db"),
+		"--mail-dir", filepath.Join(dir, "mail"), "--listen", "127.0.0.1:0", "--admin-listen", ""}, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newServer(t.Context(), cfg, newLogger(io.Discard, "text", "info"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	ls, err := s.listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.close()
+	if ls.main == nil || ls.admin != nil || ls.http != nil {
+		t.Fatalf("listeners: main %v, admin %v, http %v; want only main", ls.main, ls.admin, ls.http)
 	}
 }

@@ -382,3 +382,57 @@ func TestBackgroundSweepAndLastSeen(t *testing.T) {
 		t.Errorf("LastSeen %v not written by the shutdown (used at %v)", s.LastSeen, used)
 	}
 }
+
+// PX2 and LG2 through the whole server: --trusted-proxies decides whose
+// X-Forwarded-For and X-Request-Id are believed, for the upstream and for
+// the event lines alike.
+func TestTrustedProxiesEndToEnd(t *testing.T) {
+	up, _ := echoUpstream(t)
+	for _, tc := range []struct {
+		args           []string
+		clientIP, xff  string
+		keepsRequestID bool
+	}{
+		{nil, "127.0.0.1", "127.0.0.1", false},
+		{[]string{"--trusted-proxies", "127.0.0.0/8"}, "198.51.100.7", "198.51.100.7, 127.0.0.1", true},
+	} {
+		db := filepath.Join(t.TempDir(), "gatehouse.db")
+		addUser(t, db, "alice@example.com", testPassword)
+		g := startGatehouse(t, db, append([]string{"--upstream", up.URL}, tc.args...)...)
+		const lbID = "lb-7f3a2c9e-request"
+		header := []string{"X-Forwarded-For", "203.0.113.66, 198.51.100.7", "X-Request-Id", lbID}
+		status, h, body := do(t, http.DefaultClient, "POST", g.URL+"/auth/login", "application/json",
+			jsonBody(map[string]string{"email": "alice@example.com", "password": testPassword}), header...)
+		if status != http.StatusOK {
+			t.Fatalf("%q: login %d %s", tc.args, status, body)
+		}
+		cookie := sessionCookieOf(t, h)
+		status, _, body = do(t, http.DefaultClient, "GET", g.URL+"/app", "", "", append(header, "Cookie", "gatehouse_session="+cookie.Value)...)
+		if status != http.StatusOK {
+			t.Fatalf("%q: GET /app %d", tc.args, status)
+		}
+		var seen struct{ Header http.Header }
+		if err := json.Unmarshal([]byte(body), &seen); err != nil {
+			t.Fatal(err)
+		}
+		if got := seen.Header.Get("X-Forwarded-For"); got != tc.xff {
+			t.Errorf("%q: upstream X-Forwarded-For %q, want %q", tc.args, got, tc.xff)
+		}
+		if got := seen.Header.Get("X-Request-Id"); (got == lbID) != tc.keepsRequestID || got == "" {
+			t.Errorf("%q: upstream X-Request-Id %q (the load balancer's kept: want %v)", tc.args, got, tc.keepsRequestID)
+		}
+		g.Stop()
+		var login string
+		for line := range strings.SplitSeq(g.Logs.String(), "\n") {
+			if strings.Contains(line, "event=login_ok") {
+				login = line
+			}
+		}
+		if !strings.Contains(login, " client_ip="+tc.clientIP+" ") {
+			t.Errorf("%q: login event %q, want client_ip=%s", tc.args, login, tc.clientIP)
+		}
+		if strings.Contains(login, "request_id="+lbID) != tc.keepsRequestID {
+			t.Errorf("%q: login event %q: the load balancer's request id kept: want %v", tc.args, login, tc.keepsRequestID)
+		}
+	}
+}

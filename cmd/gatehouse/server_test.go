@@ -359,6 +359,11 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 		t.Fatal("shutdown finished while a request was in flight")
 	default:
 	}
+	// While draining, the admin listener still answers, and not ready, so
+	// that a load balancer sends no new traffic.
+	if code, _ := get(t, newClient(), g.AdminURL+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while draining = %d, want 503", code)
+	}
 	free()
 	if got := <-result; got != "finished" {
 		t.Errorf("in-flight request during shutdown: %q", got)

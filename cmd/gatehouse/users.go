@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/mail"
 	"strings"
 	"text/tabwriter"
@@ -71,7 +72,7 @@ func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 	case "list":
 		err = c.list(ctx, stdout)
 	case "revoke-sessions":
-		err = c.revoke(ctx, stdout)
+		err = c.revoke(ctx, stdout, newLogger(stderr, "text", "info"))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gatehouse users %s: %v\n", name, err)
@@ -152,7 +153,10 @@ func (c usersCommand) list(ctx context.Context, stdout io.Writer) error {
 	return tw.Flush()
 }
 
-func (c usersCommand) revoke(ctx context.Context, stdout io.Writer) error {
+// revoke deletes every session of the user. Besides the answer on stdout,
+// it writes the same event line as the server's revocations (LG2) to
+// stderr, for the audit trail.
+func (c usersCommand) revoke(ctx context.Context, stdout io.Writer, log *slog.Logger) error {
 	if err := c.checkEmail(); err != nil {
 		return err
 	}
@@ -172,6 +176,8 @@ func (c usersCommand) revoke(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	log.LogAttrs(ctx, slog.LevelInfo, "auth event", slog.String("event", "sessions_revoked"),
+		slog.String("user_id", u.ID), slog.Int("sessions_revoked", n), slog.String("source", "users revoke-sessions"))
 	fmt.Fprintf(stdout, "revoked %d sessions of %s\n", n, u.Email)
 	return nil
 }
