@@ -38,8 +38,8 @@ import (
 
 const (
 	loadClients  = 32
-	loadDuration = 6 * time.Second
-	loadRounds   = 3
+	loadDuration = 10 * time.Second
+	loadRounds   = 5
 )
 
 // loadResult is one measured run.
@@ -73,8 +73,9 @@ func (r loadResult) String() string {
 		r.name, r.rps, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.errors+r.status5x)
 }
 
-// hammer sends GETs to target from clients keep-alive connections for d.
-func hammer(name, target string, clients int, d time.Duration, header http.Header) loadResult {
+// hammer sends GETs to target from clients keep-alive connections for d;
+// client i sends session cookie cookies[i mod len] when cookies are given.
+func hammer(name, target string, clients int, d time.Duration, cookies []string) loadResult {
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -86,8 +87,8 @@ func hammer(name, target string, clients int, d time.Duration, header http.Heade
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				req, _ := http.NewRequest(http.MethodGet, target, nil)
-				for k, v := range header {
-					req.Header[k] = v
+				if len(cookies) > 0 {
+					req.Header.Set("Cookie", "gatehouse_session="+cookies[i%len(cookies)])
 				}
 				start := time.Now()
 				resp, err := client.Do(req)
@@ -147,21 +148,22 @@ func bareProxy(t testing.TB, upstream string) string {
 	return "http://" + ln.Addr().String()
 }
 
-// populate writes n sessions (one of them for the returned cookie value)
-// into a new database and closes it.
-func populate(t testing.TB, db string, n int) string {
+// populate writes n sessions into a new database and closes it; the first
+// loadClients of them are returned as cookie values, one per load client, so
+// the lookups spread over the file like real users'.
+func populate(t testing.TB, db string, n int) []string {
 	s, err := bolt.Open(db, bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	now := time.Now()
-	cookie := randomHex(32)
+	var cookies []string
 	sessions := make([]storage.Session, n)
 	for i := range sessions {
-		secret := cookie
-		if i > 0 {
-			secret = randomHex(32)
+		secret := randomHex(32)
+		if i < loadClients {
+			cookies = append(cookies, secret)
 		}
 		sessions[i] = storage.Session{
 			IDHash: storage.HashSecret(secret), UserID: fmt.Sprintf("%032x", i%50_000), Email: fmt.Sprintf("user%d@example.com", i%50_000),
@@ -172,7 +174,7 @@ func populate(t testing.TB, db string, n int) string {
 	if err := s.ImportSessions(context.Background(), sessions); err != nil {
 		t.Fatal(err)
 	}
-	return cookie
+	return cookies
 }
 
 func randomHex(n int) string {
@@ -197,15 +199,14 @@ func TestLoadReport(t *testing.T) {
 	for _, n := range sizes {
 		db := filepath.Join(t.TempDir(), "load.db")
 		start := time.Now()
-		cookie := populate(t, db, n)
+		cookies := populate(t, db, n)
 		fmt.Printf("   (stored %d sessions in %v)\n", n, time.Since(start).Round(time.Millisecond))
 		g := startGatehouse(t, db, "--upstream", up.URL, "--log-level", "error")
-		hdr := http.Header{"Cookie": {"gatehouse_session=" + cookie}}
 		// Alternate short rounds so that background noise hits both alike.
 		var b, gh loadResult
 		for round := range loadRounds {
 			rb := hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, loadDuration/loadRounds, nil)
-			rg := hammer(fmt.Sprintf("gatehouse, %d sessions stored", n), g.URL+"/page", loadClients, loadDuration/loadRounds, hdr)
+			rg := hammer(fmt.Sprintf("gatehouse, %d sessions stored", n), g.URL+"/page", loadClients, loadDuration/loadRounds, cookies)
 			b, gh = b.add(rb, round), gh.add(rg, round)
 		}
 		g.Stop()
@@ -289,22 +290,21 @@ func forgotReport(t *testing.T, upstream string) {
 // new address (a botnet), where every login reaches the hasher.
 func loadUnderLoginFlood(t *testing.T, upstream string) {
 	db := filepath.Join(t.TempDir(), "flood.db")
-	cookie := populate(t, db, 1000)
+	cookies := populate(t, db, 1000)
 	g := startGatehouseWith(t, db, func(c *Config) { c.Argon2Memory, c.Argon2Time = defaultArgon2Memory, defaultArgon2Time },
 		"--upstream", upstream, "--log-level", "error", "--trusted-proxies", "127.0.0.1/32")
 	defer g.Stop()
-	hdr := http.Header{"Cookie": {"gatehouse_session=" + cookie}}
 	fmt.Printf("\n== proxied throughput while 20 clients hammer /auth/login and /auth/reset (argon2id m=19456 t=2)\n")
-	idle := hammer("signed-in GETs, idle", g.URL+"/page", loadClients, loadDuration, hdr)
+	idle := hammer("signed-in GETs, idle", g.URL+"/page", loadClients, loadDuration, cookies)
 	fmt.Println(idle)
 	for _, rotate := range []bool{false, true} {
-		busy, answers := underFlood(g.URL, hdr, rotate)
+		busy, answers := underFlood(g.URL, cookies, rotate)
 		fmt.Println(busy)
 		fmt.Printf("   ratio flooded/idle: %.3f   proxied 5xx: %d\n   flood answers:%s\n", busy.rps/idle.rps, busy.status5x, answers)
 	}
 }
 
-func underFlood(base string, hdr http.Header, rotate bool) (loadResult, string) {
+func underFlood(base string, cookies []string, rotate bool) (loadResult, string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var floodStatus sync.Map
@@ -339,7 +339,7 @@ func underFlood(base string, hdr http.Header, rotate bool) (loadResult, string) 
 	if rotate {
 		name = "signed-in GETs, flood, rotating IPs"
 	}
-	busy := hammer(name, base+"/page", loadClients, loadDuration, hdr)
+	busy := hammer(name, base+"/page", loadClients, loadDuration, cookies)
 	cancel()
 	wg.Wait()
 	var answers []string
