@@ -9,7 +9,6 @@
 package authflows
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -191,6 +190,3 @@ func (h *Handler) event(r *http.Request, name string, attrs ...slog.Attr) {
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "auth event", append(base, attrs...)...)
 }
-
-// context-free helper for background work that must outlive the request.
-func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

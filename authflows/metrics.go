@@ -7,7 +7,7 @@ type metrics struct {
 	logins      *prometheus.CounterVec // result: ok, failed, throttled, busy, error
 	forgot      *prometheus.CounterVec // result: mailed, unknown, throttled, dropped
 	resets      *prometheus.CounterVec // result: ok, invalid_token, weak_password, password_mismatch, busy, invalid_request, throttled
-	oauth       *prometheus.CounterVec // provider, result: login, user_created, linked, unlinked, state_failed, refused, error
+	oauth       *prometheus.CounterVec // provider, result: login, user_created, linked, unlinked, state_failed, refused, error, throttled
 	revocations prometheus.Counter     // sessions revoked by resets
 }
 

@@ -1,9 +1,7 @@
 package authflows
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -167,7 +165,7 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 // one store call; storage.ErrEmailTaken when the email has an account.
 func (h *Handler) createOAuthUser(r *http.Request, p *provider, id providerIdentity) (storage.User, error) {
 	now := h.now()
-	u := storage.User{ID: newUserID(), Email: id.Email, CreatedAt: now}
+	u := storage.User{ID: storage.NewUserID(), Email: id.Email, CreatedAt: now}
 	err := h.store.CreateUserWithIdentity(r.Context(), u, storage.Identity{
 		Provider: p.Name, Subject: id.Subject, Email: id.Email, UserID: u.ID, CreatedAt: now,
 	})
@@ -233,11 +231,4 @@ func (h *Handler) linkConflict(r *http.Request, p *provider, userID string) web.
 func (h *Handler) oauthEvent(r *http.Request, provider, result string, attrs ...slog.Attr) {
 	h.metrics.oauth.WithLabelValues(provider, result).Inc()
 	h.event(r, "oauth_"+result, append([]slog.Attr{slog.String("provider", provider)}, attrs...)...)
-}
-
-// newUserID returns a random user id: 32 lowercase hex characters.
-func newUserID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -162,7 +162,7 @@ func (e *oauthEnv) hasEvent(name string) bool { return len(e.Logs.Events(name)) 
 // newUser stores a user; with a password it has a (never verified) hash.
 func (e *oauthEnv) newUser(email string, withPassword bool) storage.User {
 	e.t.Helper()
-	u := storage.User{ID: newUserID(), Email: storage.NormalizeEmail(email), CreatedAt: e.Clock.Now()}
+	u := storage.User{ID: storage.NewUserID(), Email: storage.NormalizeEmail(email), CreatedAt: e.Clock.Now()}
 	if withPassword {
 		u.PasswordHash = "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g"
 	}

@@ -141,7 +141,7 @@ func (h *Handler) requestReset(r *http.Request, email string) {
 	}
 	// The background work outlives the request: it gets a copy with a
 	// context that is not cancelled when the answer is written.
-	bg := r.Clone(detach(r.Context()))
+	bg := r.Clone(context.WithoutCancel(r.Context()))
 	bg.Body = http.NoBody
 	if !h.background.try(func() { h.queueReset(bg, email) }) {
 		h.event(r, "forgot_dropped", slog.String("reason", "too many reset requests in flight"))

@@ -37,7 +37,10 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage
 	}
 	if old, ok := h.sessionCookie(r); ok {
 		// The browser's previous session is replaced, not kept alongside.
-		_ = h.store.DeleteSession(r.Context(), storage.HashSecret(old))
+		// Failing that, it lives on until it expires: worth a log line.
+		if err := h.store.DeleteSession(r.Context(), storage.HashSecret(old)); err != nil {
+			h.log.WarnContext(r.Context(), "delete replaced session", "user_id", u.ID, "err", err)
+		}
 	}
 	http.SetCookie(w, h.cookie(sessionID, int(h.cfg.SessionTTL.Seconds())))
 	return nil

@@ -1,8 +1,9 @@
 // Package mail delivers Gatehouse's outgoing mail. The flows never send mail
 // themselves: they queue a storage.Mail in the store and wake the Queue, which
 // reads due mail from the store, hands each message to a Sender and deletes it
-// once delivered, or reschedules it with exponential backoff. Pending mail
-// therefore survives a restart and an SMTP outage. A queued mail holds no
+// once delivered, or reschedules it with exponential backoff (and drops it,
+// logged, after QueueOptions.GiveUpAfter of retries, 24 h by default). Pending
+// mail therefore survives a restart and an SMTP outage. A queued mail holds no
 // secret: a password reset is queued as a job naming the user, and the
 // Queue's Prepare hook (supplied by cmd/gatehouse from authflows) mints the
 // token and renders the message just before each attempt.

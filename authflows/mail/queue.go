@@ -52,8 +52,9 @@ type QueueOptions struct {
 
 // Queue delivers the mail queued in the store: Run reads due messages, hands
 // each to the Sender (a job first through QueueOptions.Prepare), deletes it
-// when delivered and reschedules it with exponential backoff when not. A message stays in the store until it is
-// delivered or given up, so stopping the Queue (or the process) loses nothing.
+// when delivered and reschedules it with exponential backoff when not. A
+// message stays in the store until it is delivered or given up, so stopping
+// the Queue (or the process) loses nothing.
 type Queue struct {
 	store   QueueStore
 	sender  Sender

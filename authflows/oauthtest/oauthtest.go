@@ -6,7 +6,8 @@
 // token on the user APIs. A test chooses the account the next authorization
 // returns with SetNext.
 //
-// Dependencies: standard library only; authflows' tests import it.
+// Dependencies: standard library only; the tests of authflows and cmd/gatehouse
+// import it.
 package oauthtest
 
 import (

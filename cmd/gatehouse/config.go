@@ -145,7 +145,8 @@ func parseURL(flag, raw string) (*url.URL, error) {
 		return nil, flagError(flag, "%q has no host", raw)
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, flagError(flag, "%q must not carry a query, fragment or user info", raw)
+		// Redacted: the error is printed, a password in the user info must not be.
+		return nil, flagError(flag, "%q must not carry a query, fragment or user info", u.Redacted())
 	}
 	return u, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -152,6 +153,11 @@ func parseServe(args []string, getenv func(string) string, out io.Writer) (Confi
 	if err := checkBaseURL(fs, r.baseURL, &c); err != nil {
 		return Config{}, err
 	}
+	for _, f := range []struct{ flag, path string }{{"tls-cert", c.TLS.CertFile}, {"tls-key", c.TLS.KeyFile}, {"acme-ca-root", c.TLS.CARoot}} {
+		if err := checkReadable(f.flag, f.path); err != nil {
+			return Config{}, err
+		}
+	}
 	switch web.Mode(r.mode) {
 	case web.ModeRedirect, web.Mode401:
 		c.Mode = web.Mode(r.mode)
@@ -161,6 +167,9 @@ func parseServe(args []string, getenv func(string) string, out io.Writer) (Confi
 	for _, p := range c.PublicPaths {
 		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "/auth") && (p == "/auth" || strings.HasPrefix(p, "/auth/")) {
 			return Config{}, flagError("public-path", "%q must start with / and lie outside /auth/", p)
+		}
+		if strings.ContainsAny(p, "?#\\;") {
+			return Config{}, flagError("public-path", "%q must be a plain path, without ?, #, \\ or ;", p)
 		}
 	}
 	for _, l := range [][2]string{{"listen", c.Listen}, {"admin-listen", c.AdminListen}, {"http-listen", c.TLS.HTTPListen}} {
@@ -260,7 +269,25 @@ func checkBaseURL(fs *pflag.FlagSet, raw string, c *Config) error {
 	return nil
 }
 
+// checkReadable fails when a file named by a flag cannot be read, so that a
+// typo is reported as the flag's error before anything is opened.
+func checkReadable(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return flagError(flag, "%v", err)
+	}
+	return f.Close()
+}
+
 func checkMail(c *Config) error {
+	if c.MailTemplates != "" {
+		if st, err := os.Stat(c.MailTemplates); err != nil || !st.IsDir() {
+			return flagError("mail-templates", "%q is not a readable directory", c.MailTemplates)
+		}
+	}
 	switch c.SMTP.TLS {
 	case "starttls", "tls", "none":
 	default:

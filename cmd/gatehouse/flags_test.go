@@ -144,6 +144,11 @@ func TestParseRejectsBadValues(t *testing.T) {
 		{append(up, "--smtp-addr", "mail.example.com:25", "--smtp-tls", "none", "--smtp-username", "u"), "--smtp-tls"},
 		{append(up, "--public-path", "static"), "--public-path"},
 		{append(up, "--public-path", "/auth/x"), "--public-path"},
+		{append(up, "--public-path", "/static;x"), "--public-path"},
+		{append(up, "--public-path", "/static?x=1"), "--public-path"},
+		{append(up, "--tls-cert", "/no/such/cert.pem", "--tls-key", "/no/such/key.pem", "--base-url", "https://localhost"), "--tls-cert"},
+		{append(up, "--tls-domain", "a.example.com", "--acme-ca-root", "/no/such/root.pem"), "--acme-ca-root"},
+		{append(up, "--mail-templates", "/no/such/dir"), "--mail-templates"},
 		{append(up, "--trusted-proxies", "10.0.0.0/33"), "--trusted-proxies"},
 		{append(up, "--log-level", "loud"), "--log-level"},
 		{append(up, "--log-format", "xml"), "--log-format"},
@@ -223,4 +228,12 @@ func allFlagNames(fs interface {
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	return names
+}
+
+// A URL flag refused for its user info does not print the password.
+func TestURLErrorHidesPassword(t *testing.T) {
+	_, err := parseServe([]string{"--upstream", "http://admin:s3cret@127.0.0.1:3000"}, envOf(nil), &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--upstream") || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("err = %v", err)
+	}
 }

@@ -222,7 +222,12 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	for _, loop := range []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep} {
-		loops.Go(func() { _ = loop(bg) })
+		loops.Go(func() {
+			// LastSeen.Run returns its final flush's error: last-seen times lost at shutdown.
+			if err := loop(bg); err != nil {
+				s.log.Error("background loop failed", "err", err)
+			}
+		})
 	}
 
 	main := proxy.NewServer(s.cfg.Listen, s.handler)
@@ -278,7 +283,8 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	return serveErr
 }
 
-// close flushes last-seen times and closes the store.
+// close stops TLS certificate management and closes the store. Last-seen
+// times are flushed before, by LastSeen.Run when serve stops the loops.
 func (s *server) close() {
 	if s.tls != nil {
 		s.tls.Close()

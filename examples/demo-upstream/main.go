@@ -5,6 +5,8 @@
 //
 // It trusts those headers blindly, as an app behind Gatehouse may: it must
 // listen where only Gatehouse can reach it (the default is loopback).
+//
+// Dependencies: standard library only; it imports no Gatehouse package.
 package main
 
 import (

@@ -3,7 +3,7 @@
 // HTTP. It also parses the messages that Gatehouse sends.
 //
 // Dependencies: standard library and go-smtp/go-sasl only; used by tests of
-// authflows/mail and authflows.
+// authflows/mail, authflows and cmd/gatehouse.
 package mailtest
 
 import (
