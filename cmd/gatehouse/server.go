@@ -230,8 +230,9 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 		})
 	}
 
+	errorLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn) // every listener logs through slog
 	main := proxy.NewServer(s.cfg.Listen, s.handler)
-	main.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	main.ErrorLog = errorLog
 	servers := []*http.Server{main}
 	errc := make(chan error, 3)
 	serveOn := func(srv *http.Server, ln net.Listener, tlsOn bool) {
@@ -249,11 +250,13 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	go serveOn(main, ls.main, s.tls != nil)
 	if ls.admin != nil {
 		admin := proxy.NewServer(s.cfg.AdminListen, s.admin)
+		admin.ErrorLog = errorLog
 		servers = append(servers, admin)
 		go serveOn(admin, ls.admin, false)
 	}
 	if ls.http != nil {
 		plain := proxy.NewServer(s.cfg.TLS.HTTPListen, s.tls.HTTPHandler)
+		plain.ErrorLog = errorLog
 		servers = append(servers, plain)
 		go serveOn(plain, ls.http, false)
 	}
