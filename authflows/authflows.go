@@ -28,7 +28,7 @@ type Store interface {
 }
 
 // MaxBodyBytes caps every request body under /auth/ (PX6).
-const MaxBodyBytes = 16 << 10
+const MaxBodyBytes = web.MaxAuthBody
 
 // Config holds the settings and the dependencies of the flows.
 type Config struct {

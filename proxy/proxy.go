@@ -46,7 +46,7 @@ const DefaultCookieName = "gatehouse_session"
 const DefaultUpstreamTimeout = 60 * time.Second
 
 // AuthBodyLimit caps request bodies under /auth/ (PX6).
-const AuthBodyLimit = 16 << 10
+const AuthBodyLimit = web.MaxAuthBody
 
 // Config holds what a Proxy needs. Upstream, Auth and Sessions are required.
 type Config struct {

@@ -50,6 +50,11 @@ func WantsHTML(r *http.Request) bool {
 	return htmlQ > 0 && htmlQ > jsonQ
 }
 
+// MaxAuthBody caps every request body under /auth/ (PX6). The proxy
+// enforces it before the auth handler runs and the auth flows again on their
+// own, so that either one mounted alone is still capped.
+const MaxAuthBody = 16 << 10
+
 // NoStore marks an answer as not cacheable by browsers or shared caches.
 func NoStore(h http.Header) {
 	h.Set("Cache-Control", "no-store")
