@@ -74,7 +74,7 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 	default:
 		return nil, fmt.Errorf("mail: smtp TLS mode %q: want starttls, tls or none", cfg.TLS)
 	}
-	if cfg.Username != "" && cfg.TLS == TLSNone && !isLoopback(host) {
+	if cfg.Username != "" && cfg.TLS == TLSNone && !IsLoopback(host) {
 		return nil, fmt.Errorf("mail: refusing SMTP AUTH without TLS to %s (not a loopback address)", host)
 	}
 	if cfg.DialTimeout <= 0 {
@@ -90,7 +90,9 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 	return &SMTP{cfg: cfg, host: host, from: from.Address, localName: local}, nil
 }
 
-func isLoopback(host string) bool {
+// IsLoopback reports whether host is localhost or a loopback address: the
+// only relays that may receive AUTH without TLS.
+func IsLoopback(host string) bool {
 	if host == "localhost" {
 		return true
 	}

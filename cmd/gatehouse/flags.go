@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -297,7 +298,7 @@ func checkMail(c *Config) error {
 		if _, _, err := net.SplitHostPort(c.SMTP.Addr); err != nil {
 			return flagError("smtp-addr", "%q is not host:port", c.SMTP.Addr)
 		}
-		if host, _, _ := net.SplitHostPort(c.SMTP.Addr); c.SMTP.Username != "" && c.SMTP.TLS == "none" && !isLoopback(host) {
+		if host, _, _ := net.SplitHostPort(c.SMTP.Addr); c.SMTP.Username != "" && c.SMTP.TLS == "none" && !mail.IsLoopback(host) {
 			return flagError("smtp-tls", "none would send the SMTP password in clear text to %s; use starttls or tls", host)
 		}
 	} else if c.MailDir == "" {
@@ -317,15 +318,6 @@ func checkMail(c *Config) error {
 		return flagError("smtp-from", "%q is not an email address", c.SMTP.From)
 	}
 	return nil
-}
-
-// isLoopback reports whether host is localhost or a loopback address.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // checkProvider enforces seed rule 6: a configured provider has a client id,
