@@ -74,6 +74,12 @@ type User struct {
 	Email        string // normalized (NormalizeEmail)
 	PasswordHash string
 	CreatedAt    time.Time
+	// Disabled users are refused at sign-in and on every request.
+	Disabled bool
+	// Epoch is the user's credential epoch: it grows with every change that
+	// must end the user's sessions (reset, password change, disable,
+	// revoke-sessions). A session records the epoch it was made under.
+	Epoch uint64
 }
 
 // Identity is a provider account linked to a user, keyed by Provider and the
@@ -96,6 +102,18 @@ type Session struct {
 	CreatedAt time.Time
 	ExpiresAt time.Time // absolute lifetime
 	LastSeen  time.Time // written at most once a minute (see TouchSessions)
+
+	// Epoch is the user's credential epoch when the session was made.
+	Epoch uint64
+	// Method is how the session signed in: "pwd", or the provider name
+	// ("google", "github", "oidc").
+	Method string
+	// Groups are the groups the sign-in earned, comma-separated as sent in
+	// X-Forwarded-Groups ("github:org,github:org/team,google:corp.com").
+	Groups string
+	// IP and UserAgent describe the browser that signed in (account page).
+	IP        string
+	UserAgent string
 }
 
 // ResetToken is a pending password reset, keyed by the hash of the mailed token.

@@ -17,63 +17,94 @@ import (
 
 const recordVersion = 1
 
-// Session layout, version 1, read on every proxied request:
+// Session layout, version 2, read on every proxied request:
 //
-//	[0]      version
+//	[0]      version (2)
 //	[1:9]    CreatedAt
 //	[9:17]   ExpiresAt
 //	[17:25]  LastSeen
-//	uvarint  len(UserID)
-//	uvarint  len(Email)
-//	UserID bytes, then Email bytes (decoded with a single allocation)
+//	[25:33]  Epoch
+//	uvarint  len(UserID), len(Email), len(Method), len(Groups), len(IP), len(UserAgent)
+//	the six strings' bytes in that order (decoded with a single allocation)
+//
+// Version 1 (v1 binaries) has no Epoch and only UserID and Email; it decodes
+// with the other fields empty.
 const (
+	sessionVersion1  = 1
+	sessionVersion   = 2
 	sessionCreatedAt = 1
 	sessionExpiresAt = 9
 	sessionLastSeen  = 17
-	sessionFixedLen  = 25
+	sessionEpoch     = 25
+	sessionFixedLen  = 25 // the part both versions share
+	sessionStrings   = 6
 )
 
 func encodeSession(s storage.Session) []byte {
-	b := make([]byte, sessionFixedLen, sessionFixedLen+2*binary.MaxVarintLen16+len(s.UserID)+len(s.Email))
-	b[0] = recordVersion
+	strs := [sessionStrings]string{s.UserID, s.Email, s.Method, s.Groups, s.IP, s.UserAgent}
+	size := sessionFixedLen + 8
+	for _, str := range strs {
+		size += binary.MaxVarintLen32 + len(str)
+	}
+	b := make([]byte, sessionFixedLen+8, size)
+	b[0] = sessionVersion
 	binary.BigEndian.PutUint64(b[sessionCreatedAt:], uint64(timeToInt(s.CreatedAt)))
 	binary.BigEndian.PutUint64(b[sessionExpiresAt:], uint64(timeToInt(s.ExpiresAt)))
 	binary.BigEndian.PutUint64(b[sessionLastSeen:], uint64(timeToInt(s.LastSeen)))
-	b = binary.AppendUvarint(b, uint64(len(s.UserID)))
-	b = binary.AppendUvarint(b, uint64(len(s.Email)))
-	b = append(b, s.UserID...)
-	return append(b, s.Email...)
+	binary.BigEndian.PutUint64(b[sessionEpoch:], s.Epoch)
+	for _, str := range strs {
+		b = binary.AppendUvarint(b, uint64(len(str)))
+	}
+	for _, str := range strs {
+		b = append(b, str...)
+	}
+	return b
 }
 
 // decodeSession decodes v, the value stored under idHash. Its one allocation
-// is the string holding UserID and Email.
+// is the string holding all the string fields.
 func decodeSession(idHash storage.Hash, v []byte) (storage.Session, error) {
-	if len(v) < sessionFixedLen || v[0] != recordVersion {
+	if len(v) < sessionFixedLen || (v[0] != sessionVersion && v[0] != sessionVersion1) {
 		return storage.Session{}, fmt.Errorf("session: %w", errCorrupt)
 	}
-	rest := v[sessionFixedLen:]
-	userLen, n1 := binary.Uvarint(rest)
-	if n1 <= 0 {
-		return storage.Session{}, fmt.Errorf("session: %w", errCorrupt)
-	}
-	emailLen, n2 := binary.Uvarint(rest[n1:])
-	if n2 <= 0 || uint64(len(rest)-n1-n2) != userLen+emailLen {
-		return storage.Session{}, fmt.Errorf("session: %w", errCorrupt)
-	}
-	both := string(rest[n1+n2:])
-	return storage.Session{
+	s := storage.Session{
 		IDHash:    idHash,
-		UserID:    both[:userLen],
-		Email:     both[userLen:],
 		CreatedAt: intToTime(int64(binary.BigEndian.Uint64(v[sessionCreatedAt:]))),
 		ExpiresAt: intToTime(int64(binary.BigEndian.Uint64(v[sessionExpiresAt:]))),
 		LastSeen:  intToTime(int64(binary.BigEndian.Uint64(v[sessionLastSeen:]))),
-	}, nil
+	}
+	count, rest := 2, v[sessionFixedLen:]
+	if v[0] == sessionVersion {
+		if len(rest) < 8 {
+			return storage.Session{}, fmt.Errorf("session: %w", errCorrupt)
+		}
+		s.Epoch = binary.BigEndian.Uint64(rest)
+		count, rest = sessionStrings, rest[8:]
+	}
+	var lens [sessionStrings]uint64
+	var total uint64
+	for i := range count {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || n > uint64(len(v)) {
+			return storage.Session{}, fmt.Errorf("session: %w", errCorrupt)
+		}
+		lens[i], total, rest = n, total+n, rest[w:]
+	}
+	if uint64(len(rest)) != total {
+		return storage.Session{}, fmt.Errorf("session: %w", errCorrupt)
+	}
+	all := string(rest)
+	var fields [sessionStrings]string
+	for i := range count {
+		fields[i], all = all[:lens[i]], all[lens[i]:]
+	}
+	s.UserID, s.Email, s.Method, s.Groups, s.IP, s.UserAgent = fields[0], fields[1], fields[2], fields[3], fields[4], fields[5]
+	return s, nil
 }
 
 // withLastSeen returns a copy of the encoded session v with LastSeen set.
 func withLastSeen(v []byte, lastSeen time.Time) ([]byte, error) {
-	if len(v) < sessionFixedLen || v[0] != recordVersion {
+	if len(v) < sessionFixedLen || (v[0] != sessionVersion && v[0] != sessionVersion1) {
 		return nil, fmt.Errorf("session: %w", errCorrupt)
 	}
 	out := append([]byte(nil), v...)
@@ -155,18 +186,42 @@ func (d *decoder) err(what string) error {
 	return nil
 }
 
+// User layout, version 2: ID, Email, PasswordHash, CreatedAt, then
+// Disabled (varint 0 or 1) and Epoch (varint). Version 1 ends after
+// CreatedAt and decodes as enabled at epoch 0.
+const userVersion = 2
+
 func encodeUser(u storage.User) []byte {
-	e := newEncoder()
+	e := &encoder{b: []byte{userVersion}}
 	e.str(u.ID)
 	e.str(u.Email)
 	e.str(u.PasswordHash)
 	e.time(u.CreatedAt)
+	disabled := int64(0)
+	if u.Disabled {
+		disabled = 1
+	}
+	e.varint(disabled)
+	e.varint(int64(u.Epoch))
 	return e.b
 }
 
 func decodeUser(v []byte) (storage.User, error) {
-	d := newDecoder(v)
+	if len(v) == 0 || (v[0] != recordVersion && v[0] != userVersion) {
+		return storage.User{}, fmt.Errorf("user: %w", errCorrupt)
+	}
+	d := &decoder{b: v[1:]}
 	u := storage.User{ID: d.str(), Email: d.str(), PasswordHash: d.str(), CreatedAt: d.time()}
+	if v[0] == userVersion {
+		switch d.varint() {
+		case 0:
+		case 1:
+			u.Disabled = true
+		default:
+			d.bad = true
+		}
+		u.Epoch = uint64(d.varint())
+	}
 	return u, d.err("user")
 }
 

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"testing"
@@ -16,13 +17,15 @@ func TestSessionCodec(t *testing.T) {
 			CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now.Add(time.Minute)},
 		{IDHash: storage.HashSecret("b"), UserID: "u", Email: ""}, // zero times
 		{IDHash: storage.HashSecret("c"), UserID: "u", Email: string(make([]byte, 300)), CreatedAt: time.Unix(-5, 0).UTC()},
+		{IDHash: storage.HashSecret("d"), UserID: "u", Email: "d@example.com", Epoch: 1<<63 + 5, Method: "oidc",
+			Groups: "oidc:admins,github:acme/ops", IP: "192.0.2.1", UserAgent: "curl/8"},
 	} {
 		got, err := decodeSession(s.IDHash, encodeSession(s))
 		if err != nil || got != s {
 			t.Fatalf("round trip: %+v, %v; want %+v", got, err, s)
 		}
 	}
-	v := encodeSession(storage.Session{UserID: "user", Email: "a@example.com"})
+	v := encodeSession(storage.Session{UserID: "user", Email: "a@example.com", Method: "pwd", Groups: "g"})
 	for n := range len(v) {
 		if _, err := decodeSession(storage.Hash{}, v[:n]); !errors.Is(err, errCorrupt) {
 			t.Fatalf("truncated to %d bytes: %v, want errCorrupt", n, err)
@@ -33,6 +36,58 @@ func TestSessionCodec(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, func() { _, _ = decodeSession(storage.Hash{}, v) }); allocs != 1 {
 		t.Fatalf("decodeSession: %v allocations, want 1", allocs)
+	}
+}
+
+// Records written by v1 binaries still decode, with the new fields empty.
+func TestVersion1RecordsDecode(t *testing.T) {
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	// A v1 session: version 1, three times, then lengths and bytes of UserID and Email.
+	v1 := []byte{1}
+	for _, tm := range []time.Time{now, now.Add(time.Hour), now.Add(time.Minute)} {
+		v1 = binary.BigEndian.AppendUint64(v1, uint64(timeToInt(tm)))
+	}
+	v1 = append(v1, 4, 13)
+	v1 = append(v1, "user"+"a@example.com"...)
+	got, err := decodeSession(storage.Hash{}, v1)
+	want := storage.Session{UserID: "user", Email: "a@example.com", CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now.Add(time.Minute)}
+	if err != nil || got != want {
+		t.Fatalf("v1 session: %+v, %v; want %+v", got, err, want)
+	}
+	touched, err := withLastSeen(v1, now.Add(2*time.Minute))
+	if err != nil {
+		t.Fatalf("withLastSeen on v1: %v", err)
+	}
+	if got, _ := decodeSession(storage.Hash{}, touched); !got.LastSeen.Equal(now.Add(2 * time.Minute)) {
+		t.Fatalf("v1 LastSeen after touch: %v", got.LastSeen)
+	}
+
+	e := newEncoder() // version 1 user
+	e.str("id")
+	e.str("a@example.com")
+	e.str("$argon2id$x")
+	e.time(now)
+	u, err := decodeUser(e.b)
+	wantUser := storage.User{ID: "id", Email: "a@example.com", PasswordHash: "$argon2id$x", CreatedAt: now}
+	if err != nil || u != wantUser {
+		t.Fatalf("v1 user: %+v, %v; want %+v", u, err, wantUser)
+	}
+}
+
+func TestUserCodec(t *testing.T) {
+	for _, u := range []storage.User{
+		{ID: "a", Email: "a@example.com", PasswordHash: "h", CreatedAt: time.Unix(5, 0).UTC()},
+		{ID: "b", Email: "b@example.com", Disabled: true, Epoch: 1 << 40},
+	} {
+		got, err := decodeUser(encodeUser(u))
+		if err != nil || got != u {
+			t.Fatalf("round trip: %+v, %v; want %+v", got, err, u)
+		}
+	}
+	bad := encodeUser(storage.User{ID: "c", Email: "c@example.com"})
+	bad[len(bad)-2] = 4 // Disabled must be 0 or 1
+	if _, err := decodeUser(bad); !errors.Is(err, errCorrupt) {
+		t.Fatalf("Disabled=2: %v, want errCorrupt", err)
 	}
 }
 

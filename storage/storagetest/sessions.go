@@ -39,6 +39,15 @@ func testSessions(t *testing.T, o Opener) {
 		wantSession(t, s, hashOf("session b"), nil)
 	})
 
+	t.Run("EveryFieldKept", func(t *testing.T) {
+		s := o.newStore(t)
+		sess := sessionRecord("full", userRecord(1).ID, time.Hour, at(-time.Minute))
+		sess.Epoch, sess.Method, sess.Groups = 7, "github", "github:acme,github:acme/ops"
+		sess.IP, sess.UserAgent = "2001:db8::1", "Mozilla/5.0 (X11; Linux x86_64)"
+		wantErr(t, "CreateSession", s.CreateSession(t.Context(), sess), nil)
+		wantSession(t, s, sess.IDHash, &sess)
+	})
+
 	t.Run("ExpiredStillReturned", func(t *testing.T) {
 		// Expiry is the caller's decision: the lookup returns the record.
 		s := o.newStore(t)

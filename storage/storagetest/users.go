@@ -18,6 +18,16 @@ func testUsers(t *testing.T, o Opener) {
 		wantEqual(t, "UserByEmail", got, u)
 	})
 
+	t.Run("DisabledAndEpochKept", func(t *testing.T) {
+		s := o.newStore(t)
+		u := userRecord(1)
+		u.Disabled, u.Epoch = true, 42
+		wantErr(t, "CreateUser", s.CreateUser(t.Context(), u), nil)
+		got, err := s.UserByID(t.Context(), u.ID)
+		wantErr(t, "UserByID", err, nil)
+		wantEqual(t, "UserByID", got, u)
+	})
+
 	t.Run("EmailStoredNormalized", func(t *testing.T) {
 		s := o.newStore(t)
 		u := userRecord(1)
