@@ -179,6 +179,11 @@ type Store interface {
 	UserByEmail(ctx context.Context, email string) (User, error) // email is normalized by the store
 	ListUsers(ctx context.Context) ([]User, error)
 	SetPasswordHash(ctx context.Context, userID, hash string) error
+	// SetUserDisabled sets the user's Disabled flag. Disabling also deletes
+	// every session of the user and bumps the user's Epoch, in the same
+	// transaction, and reports how many sessions went (AP2); enabling
+	// deletes nothing. Unknown user: ErrNotFound and nothing is written.
+	SetUserDisabled(ctx context.Context, userID string, disabled bool) (sessionsDeleted int, err error)
 
 	// Identities.
 	// CreateUserWithIdentity creates a user and links the identity to it in one step:

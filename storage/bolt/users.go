@@ -105,3 +105,28 @@ func getUser(tx *bbolt.Tx, id string) (storage.User, error) {
 	}
 	return decodeUser(v)
 }
+
+// SetUserDisabled sets the user's Disabled flag; disabling also deletes
+// every session of the user and bumps the credential epoch, all in one
+// transaction (AP2). storage.ErrNotFound for an unknown user.
+func (s *Store) SetUserDisabled(ctx context.Context, userID string, disabled bool) (int, error) {
+	var deleted int
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		u, err := getUser(tx, userID)
+		if err != nil {
+			return err
+		}
+		u.Disabled = disabled
+		if disabled {
+			u.Epoch++
+			if deleted, err = deleteUserSessions(tx, u.ID); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketUsers).Put([]byte(u.ID), encodeUser(u))
+	})
+	if err != nil {
+		deleted = 0
+	}
+	return deleted, err
+}
