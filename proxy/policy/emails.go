@@ -1,0 +1,154 @@
+package policy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/mail"
+	"os"
+	"strings"
+	"time"
+)
+
+// emailSet is one loaded emails file: normalized addresses.
+type emailSet = map[string]struct{}
+
+// maxEmailsFile caps the size of an emails file (about 200,000 addresses).
+const maxEmailsFile = 16 << 20
+
+// LoadEmailsFile reads an emails file: one address per line; blank lines and
+// lines starting with # are skipped, and " # ..." after an address is a
+// comment. A bad line is an error naming the file and the line. Addresses
+// are compared trimmed and lower-cased.
+func LoadEmailsFile(path string) (map[string]struct{}, error) {
+	data, err := readCapped(path)
+	if err != nil {
+		return nil, err
+	}
+	set := emailSet{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), 4096)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if i := strings.IndexAny(line, " \t"); i >= 0 {
+			rest := strings.TrimSpace(line[i:])
+			if !strings.HasPrefix(rest, "#") {
+				return nil, fmt.Errorf("%s:%d: %q is not one email address", path, n, clipLine(line))
+			}
+			line = line[:i]
+		}
+		if !validAddress(line) {
+			return nil, fmt.Errorf("%s:%d: %q is not an email address", path, n, clipLine(line))
+		}
+		set[strings.ToLower(line)] = struct{}{}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return set, nil
+}
+
+func readCapped(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEmailsFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > maxEmailsFile {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxEmailsFile)
+	}
+	return data, nil
+}
+
+// validAddress accepts a bare addr-spec (no display name, no angle
+// brackets) with a domain part.
+func validAddress(s string) bool {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s {
+		return false
+	}
+	at := strings.LastIndexByte(s, '@')
+	return at > 0 && checkDomain(s[at+1:]) == nil
+}
+
+func clipLine(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// RefreshInterval is how often Run looks at the emails file; a change
+// applies within this time plus the read (the contract allows 5 s).
+const RefreshInterval = time.Second
+
+// fileState is what tells the watcher that the emails file changed.
+type fileState struct {
+	info os.FileInfo
+}
+
+func (s fileState) same(fi os.FileInfo) bool {
+	return s.info != nil && os.SameFile(s.info, fi) && s.info.ModTime().Equal(fi.ModTime()) && s.info.Size() == fi.Size()
+}
+
+// Refresh re-reads the emails file when it changed since the last look
+// (another file at the path, another modification time or size). A file that
+// cannot be read or has a bad line leaves the last good list in force and
+// logs one error per change, not one per look (AP1).
+func (p *Policy) Refresh() {
+	if p == nil || p.emailsFile == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fi, err := os.Stat(p.emailsFile)
+	if err != nil {
+		if !p.statFailed {
+			p.statFailed = true
+			p.log.Error("emails file unreadable; keeping the last good list", "file", p.emailsFile, "err", err)
+		}
+		return
+	}
+	if p.statFailed {
+		p.statFailed = false
+		p.seen = fileState{} // back after a failure: read it again whatever it looks like
+	}
+	if p.seen.same(fi) {
+		return
+	}
+	p.seen = fileState{info: fi}
+	set, err := LoadEmailsFile(p.emailsFile)
+	if err != nil {
+		p.log.Error("emails file not reloaded; keeping the last good list", "file", p.emailsFile, "err", err)
+		return
+	}
+	p.emails.Store(&set)
+	p.log.Info("emails file reloaded", "file", p.emailsFile, "addresses", len(set))
+}
+
+// Run calls Refresh every RefreshInterval until ctx ends.
+func (p *Policy) Run(ctx context.Context) error {
+	if p == nil || p.emailsFile == "" {
+		<-ctx.Done()
+		return nil
+	}
+	t := time.NewTicker(RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			p.Refresh()
+		}
+	}
+}
