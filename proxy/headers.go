@@ -122,6 +122,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	if state.signedIn {
 		set(0, "X-Forwarded-User", state.userID)
 		set(1, "X-Forwarded-Email", state.email)
+		if state.groups != "" {
+			set(5, "X-Forwarded-Groups", state.groups)
+		}
 	}
 	forwardedFor, trusted := p.forwardedFor(pr.In)
 	if forwardedFor != "" {

@@ -9,14 +9,14 @@ import (
 // metrics are the proxy's Prometheus series. Outcomes are resolved once,
 // so counting a request does not look up labels.
 type metrics struct {
-	forwarded, public, unauthenticated, redirected, failed prometheus.Counter
-	lookup                                                 prometheus.Observer
+	forwarded, public, unauthenticated, redirected, refused, failed prometheus.Counter
+	lookup                                                          prometheus.Observer
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gatehouse_proxy_requests_total",
-		Help: "Requests outside /auth/ by outcome: forwarded, public, unauthenticated (401), redirected (to sign-in), error (store or upstream failure).",
+		Help: "Requests outside /auth/ by outcome: forwarded, public, unauthenticated (401), redirected (to sign-in), refused (403 by the access policy), error (store or upstream failure).",
 	}, []string{"outcome"})
 	lookup := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "gatehouse_session_lookup_seconds",
@@ -35,6 +35,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		public:          requests.WithLabelValues("public"),
 		unauthenticated: requests.WithLabelValues("unauthenticated"),
 		redirected:      requests.WithLabelValues("redirected"),
+		refused:         requests.WithLabelValues("refused"),
 		failed:          requests.WithLabelValues("error"),
 		lookup:          lookup,
 	}, nil

@@ -32,6 +32,13 @@ type SessionSource interface {
 	Session(ctx context.Context, idHash storage.Hash) (storage.Session, error)
 }
 
+// AccessPolicy decides whether a session's user may get in, from the
+// session record and memory only (policy.Policy; AP2). A disabled user has
+// no session left, so the gate passes disabled=false.
+type AccessPolicy interface {
+	Passes(email string, disabled bool, groups string) bool
+}
+
 // SessionToucher records when sessions were last seen; unknown ones are
 // skipped. LastSeen calls it off the request path.
 type SessionToucher interface {
@@ -55,7 +62,11 @@ type Config struct {
 	Sessions SessionSource
 	// LastSeen, when set, is told about sessions whose stored LastSeen is
 	// older than TouchInterval. Its Run loop writes them.
-	LastSeen       *LastSeen
+	LastSeen *LastSeen
+	// Policy, when set, is checked on every request with a session:
+	// refused, a protected path answers 403 access_denied and a public path
+	// is served as to nobody.
+	Policy         AccessPolicy
 	CookieName     string   // default DefaultCookieName
 	PublicPaths    []string // served without a session, matched at a segment boundary
 	Denier         web.Denier
@@ -79,6 +90,7 @@ type Proxy struct {
 	auth       http.Handler
 	sessions   SessionSource
 	lastSeen   *LastSeen
+	policy     AccessPolicy
 	cookieName string
 	public     publicPaths
 	denier     web.Denier
@@ -121,6 +133,7 @@ func New(cfg Config) (*Proxy, error) {
 		auth:       cfg.Auth,
 		sessions:   cfg.Sessions,
 		lastSeen:   cfg.LastSeen,
+		policy:     cfg.Policy,
 		cookieName: cfg.CookieName,
 		public:     public,
 		denier:     cfg.Denier,
@@ -194,13 +207,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// 5. Public paths pass with or without a session.
 	public := p.public.match(r.URL.Path)
 
-	// 6. Protected without a session: the --mode answer, nothing forwarded.
+	// 6. The access policy, from memory and the session record (AP2): a
+	// refused user is nobody on a public path and gets 403 elsewhere.
+	if signedIn && p.policy != nil && !p.policy.Passes(session.Email, false, session.Groups) {
+		if !public {
+			p.metrics.refused.Inc()
+			web.WriteAccessDenied(w, r)
+			return
+		}
+		signedIn = false
+	}
+
+	// 7. Protected without a session: the --mode answer, nothing forwarded.
 	if !signedIn && !public {
 		p.deny(w, r)
 		return
 	}
 
-	// 7. Forward, with the identity of a valid session.
+	// 8. Forward, with the identity of a valid session.
 	p.forward(w, r, session, signedIn, public)
 }
 
@@ -227,7 +251,7 @@ func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) {
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.Session, signedIn, public bool) {
 	state := &forwardState{Context: r.Context(), signedIn: signedIn}
 	if signedIn {
-		state.userID, state.email = session.UserID, session.Email
+		state.userID, state.email, state.groups = session.UserID, session.Email, session.Groups
 	}
 	p.reverse.ServeHTTP(w, r.WithContext(state))
 	switch {
@@ -245,10 +269,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 // costs one allocation, not a context node plus a value.
 type forwardState struct {
 	context.Context
-	userID, email string
-	signedIn      bool
-	failed        bool      // set by the ErrorHandler
-	values        [5]string // backing array of the header values rewrite sets
+	userID, email, groups string
+	signedIn              bool
+	failed                bool      // set by the ErrorHandler
+	values                [6]string // backing array of the header values rewrite sets
 }
 
 type forwardStateKey struct{}
