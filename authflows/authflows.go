@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -44,6 +45,15 @@ type Config struct {
 	Hash HashParams // argon2id cost; production uses DefaultHashParams
 
 	Providers []ProviderConfig // configured OAuth providers
+
+	// Policy decides who may sign in (nil: no policy). With it on, every
+	// sign-in must pass it; an unknown OAuth identity becomes an account
+	// only when it passes.
+	Policy *policy.Policy
+	// OpenSignup lets any verified email create an account at its first
+	// OAuth sign-in when no policy is on. Without it, and without a
+	// policy, sign-up is closed (403 signup_closed).
+	OpenSignup bool
 
 	// MailTemplates is a directory whose files override the embedded mail templates.
 	MailTemplates string

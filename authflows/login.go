@@ -56,8 +56,10 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 //     an oversized password is refused before hashing (DS2);
 //  5. only a failure keeps the account's token: success, a busy hasher and a
 //     store error give it back;
-//  6. success: hash upgraded if its parameters are old (PW1), a new session
-//     (SS4), 200 with the user, or 303 to rd for a form.
+//  6. success: hash upgraded if its parameters are old (PW1);
+//  7. a disabled account gets 403 account_disabled, one the access policy
+//     refuses 403 access_denied, and no session;
+//  8. a new session (SS4), 200 with the user, or 303 to rd for a form.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	form := h.newLoginForm("")
@@ -117,7 +119,16 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if err := h.startSession(w, r, u); err != nil {
+	// 7. The account must be enabled and pass the access policy; the
+	// credentials checked out, so saying so reveals nothing.
+	if p, reason := h.signInRefusal(u, u.Email, ""); reason != "" {
+		h.event(r, "login_refused", slog.String("user_id", u.ID), slog.String("reason", reason))
+		h.metrics.logins.WithLabelValues("refused").Inc()
+		h.loginRefused(w, r, p, form)
+		return
+	}
+
+	if err := h.startSession(w, r, u, methodPassword, ""); err != nil {
 		h.log.ErrorContext(ctx, "login failed", "user_id", u.ID, "err", err)
 		h.metrics.logins.WithLabelValues("error").Inc()
 		h.loginRefused(w, r, errStoreUnavailable, form)

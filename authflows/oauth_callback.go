@@ -133,11 +133,19 @@ func (h *Handler) takeFlow(r *http.Request, p *provider) (storage.OAuthFlow, sto
 func sameHash(a, b storage.Hash) bool { return subtle.ConstantTimeCompare(a[:], b[:]) == 1 }
 
 // completeLogin signs in the user of the identity. A new identity becomes a
-// new password-less user, but only with a verified email (OA6) that no
-// account has yet: an existing account is never merged into silently.
+// new password-less user only when sign-up is open to it (the access policy
+// passes, or --open-signup without a policy: AP3), with a verified email
+// (OA6) that no account has yet: an existing account is never merged into
+// silently. Every sign-in, new account or not, must pass the policy.
 func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provider, flow storage.OAuthFlow, id providerIdentity) {
+	groups := h.cfg.Policy.Earned(id.Groups)
 	u, err := h.store.UserByIdentity(r.Context(), p.Name, id.Subject)
 	if errors.Is(err, storage.ErrNotFound) {
+		if problem, reason := h.signupRefusal(id, groups); reason != "" {
+			h.oauthEvent(r, p.Name, "signup_refused", slog.String("reason", reason))
+			web.WriteProblem(w, r, problem)
+			return
+		}
 		if !id.EmailVerified {
 			h.oauthEvent(r, p.Name, "refused", slog.String("reason", "email not verified"))
 			web.WriteProblem(w, r, errEmailNotVerified)
@@ -151,7 +159,12 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 		}
 	}
 	if err == nil {
-		err = h.startSession(w, r, u)
+		if problem, reason := h.signInRefusal(u, u.Email, groups); reason != "" {
+			h.oauthEvent(r, p.Name, "refused", slog.String("user_id", u.ID), slog.String("reason", reason))
+			web.WriteProblem(w, r, problem)
+			return
+		}
+		err = h.startSession(w, r, u, p.Name, groups)
 	}
 	if err != nil {
 		h.answerStoreFailure(w, r, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
@@ -67,6 +68,11 @@ type oauthEnvOptions struct {
 	// (proxy.New) in front of a recording app, as cmd/gatehouse wires it;
 	// otherwise a plain mux sends /auth/ to the Handler.
 	throughProxy bool
+	// closedSignup keeps v2's default (no --open-signup); otherwise the
+	// env opens sign-up, as the v1 tests of account creation expect.
+	closedSignup bool
+	// policy is the access policy of the Handler and of the gate.
+	policy *policy.Policy
 }
 
 const (
@@ -129,6 +135,8 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 		c.Denier = web.Denier{Mode: opts.mode, BaseURL: base}
 		c.Clock = clock.Now
 		c.Providers = providers
+		c.OpenSignup = !opts.closedSignup
+		c.Policy = opts.policy
 	})
 	e.Store, e.Clock = store, clock
 	if opts.throughProxy {
@@ -136,11 +144,15 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 		app := httptest.NewServer(e.upstream)
 		t.Cleanup(app.Close)
 		appURL, _ := url.Parse(app.URL)
-		gate, err := proxy.New(proxy.Config{
+		gateConfig := proxy.Config{
 			Upstream: appURL, Auth: e.Handler, Sessions: store, CookieName: oauthCookieName,
 			Denier: web.Denier{Mode: opts.mode, BaseURL: base}, IdleTTL: e.Config.SessionIdleTTL,
 			Clock: clock.Now, Logger: e.Config.Logger,
-		})
+		}
+		if opts.policy != nil {
+			gateConfig.Policy = opts.policy
+		}
+		gate, err := proxy.New(gateConfig)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,6 +27,10 @@ type providerIdentity struct {
 	Subject       string
 	Email         string // normalized; "" unless verified
 	EmailVerified bool
+	// Groups are what the provider vouches for about the account, for the
+	// access policy and X-Forwarded-Groups: "github:ORG", "github:ORG/TEAM",
+	// "google:HD" (from the verified ID token only), "oidc:GROUP".
+	Groups []string
 }
 
 // providerError is a failed exchange or user API call (502 provider_error).

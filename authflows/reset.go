@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -163,6 +164,12 @@ func (h *Handler) queueReset(r *http.Request, email string) {
 		h.log.ErrorContext(ctx, "forgot: look up account", "err", err)
 		return
 	}
+	if u.Disabled {
+		// A disabled account is not mailed; the answer was the same anyway.
+		h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID), slog.Bool("disabled", true))
+		h.metrics.forgot.WithLabelValues("disabled").Inc()
+		return
+	}
 	if !h.limits.forgotAccount.allow(u.ID) {
 		h.event(r, "forgot_throttled", slog.String("scope", "account"), slog.String("user_id", u.ID))
 		h.metrics.forgot.WithLabelValues("throttled").Inc()
@@ -203,6 +210,9 @@ func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Ma
 	u, err := h.store.UserByID(ctx, job.UserID)
 	if err != nil {
 		return storage.Mail{}, fmt.Errorf("prepare reset mail: look up user: %w", err)
+	}
+	if u.Disabled { // disabled after the job was queued: no link goes out
+		return storage.Mail{}, fmt.Errorf("prepare reset mail: user %s is disabled: %w", u.ID, mailqueue.ErrPermanent)
 	}
 	resetToken := newSecret()
 	now := h.now()

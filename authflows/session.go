@@ -20,8 +20,11 @@ func newSecret() string {
 }
 
 // startSession creates a new session for u with a fresh id (SS4: whatever
-// cookie the browser brought is never promoted) and sets the cookie.
-func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage.User) error {
+// cookie the browser brought is never promoted) and sets the cookie. method
+// is how the user signed in ("pwd" or the provider's name) and groups the
+// comma-separated groups the sign-in earned (policy.Policy.Earned), kept on
+// the record for the gate and X-Forwarded-Groups.
+func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage.User, method, groups string) error {
 	sessionID := newSecret()
 	now := h.now()
 	s := storage.Session{
@@ -31,6 +34,8 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage
 		CreatedAt: now,
 		ExpiresAt: now.Add(h.cfg.SessionTTL),
 		LastSeen:  now,
+		Method:    method,
+		Groups:    groups,
 	}
 	if err := h.store.CreateSession(r.Context(), s); err != nil {
 		return fmt.Errorf("create session: %w", err)
