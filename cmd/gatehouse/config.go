@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -40,6 +41,11 @@ type Config struct {
 
 	Google OAuthConfig
 	GitHub OAuthConfig
+
+	// Policy are the access rules (--allow-*, --github-org, …), checked
+	// and normalized; the policy is on when any is set.
+	Policy     policy.Rules
+	OpenSignup bool
 
 	TLS TLSConfig
 

@@ -56,6 +56,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.StringVar(&c.Google.UserinfoURL, "google-userinfo-url", "https://openidconnect.googleapis.com/v1/userinfo", "Google userinfo endpoint")
 	oauthFlags(fs, "github", "GitHub", &c.GitHub)
 	fs.StringVar(&c.GitHub.APIURL, "github-api-url", "https://api.github.com", "base URL of the GitHub API (GET /user, GET /user/emails)")
+	policyFlags(fs, c)
 	fs.StringSliceVar(&c.TLS.Domains, "tls-domain", nil, "domain to obtain a certificate for by ACME; turns on automatic HTTPS (repeatable)")
 	fs.StringVar(&c.TLS.Email, "tls-email", "", "ACME account email")
 	fs.StringVar(&c.TLS.CA, "acme-ca", "https://acme-v02.api.letsencrypt.org/directory", "ACME directory URL")
@@ -104,6 +105,7 @@ Usage:
   gatehouse users add --email E --password-stdin [--db F]
   gatehouse users list [--db F]
   gatehouse users revoke-sessions --email E [--db F]
+  gatehouse users disable|enable E [--db F]
   gatehouse version
 
 Every flag can also be set from the environment as GATEHOUSE_<FLAG> in upper
@@ -206,6 +208,9 @@ func parseServe(args []string, getenv func(string) string, out io.Writer) (Confi
 		return Config{}, err
 	}
 	if err := checkProvider("github", &c.GitHub, c.BaseURL, false); err != nil {
+		return Config{}, err
+	}
+	if err := checkPolicy(&c); err != nil {
 		return Config{}, err
 	}
 	if c.TrustedProxies, err = web.ParseTrustedProxies(r.trusted); err != nil {

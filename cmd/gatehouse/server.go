@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
@@ -32,6 +33,7 @@ type server struct {
 	auth     *authflows.Handler
 	admin    http.Handler
 	lastSeen *proxy.LastSeen
+	policy   *policy.Policy
 	mailer   mailer
 	tls      *tlsServing
 	ready    atomic.Bool
@@ -73,6 +75,15 @@ func (s *server) build(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
+	pol, err := policy.New(cfg.Policy, s.log)
+	if err != nil {
+		return fmt.Errorf("access policy: %w", err)
+	}
+	s.policy = pol
+	var gatePolicy proxy.AccessPolicy // none when off: no call on the request path
+	if pol.On() {
+		gatePolicy = pol
+	}
 
 	auth, err := authflows.New(authflows.Config{
 		BaseURL:           cfg.BaseURL,
@@ -85,6 +96,8 @@ func (s *server) build(ctx context.Context) error {
 		HSTS:              cfg.TLS.Enabled(),
 		Hash:              authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
 		Providers:         providerConfigs(cfg),
+		Policy:            pol,
+		OpenSignup:        cfg.OpenSignup,
 		MailTemplates:     cfg.MailTemplates,
 		WakeMailer:        func() { s.mailer.Wake() }, // s.mailer is built below, before any request
 		Store:             s.store,
@@ -106,6 +119,7 @@ func (s *server) build(ctx context.Context) error {
 		Auth:            auth,
 		Sessions:        s.store,
 		LastSeen:        s.lastSeen,
+		Policy:          gatePolicy,
 		CookieName:      cfg.CookieName,
 		PublicPaths:     cfg.PublicPaths,
 		Denier:          denier,
@@ -221,7 +235,7 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	defer s.close()
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep} {
+	for _, loop := range []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep, s.policy.Run} {
 		loops.Go(func() {
 			// LastSeen.Run returns its final flush's error: last-seen times lost at shutdown.
 			if err := loop(bg); err != nil {

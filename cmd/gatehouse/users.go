@@ -25,14 +25,14 @@ type usersCommand struct {
 	minLength     int
 }
 
-// runUsers dispatches `gatehouse users add|list|revoke-sessions`.
+// runUsers dispatches `gatehouse users add|list|revoke-sessions|disable|enable`.
 func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "gatehouse users: %v\n", err)
 		return 2
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, "Usage: gatehouse users add --email E --password-stdin [--db F] | list [--db F] | revoke-sessions --email E [--db F]")
+		fmt.Fprintln(stdout, "Usage: gatehouse users add --email E --password-stdin [--db F] | list [--db F] | revoke-sessions --email E [--db F] | disable E [--db F] | enable E [--db F]")
 		return 0
 	}
 	name := args[0]
@@ -47,9 +47,11 @@ func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		passwordFlag(fs, &c.minLength)
 	case "revoke-sessions":
 		fs.StringVar(&c.email, "email", "", "email of the user whose sessions end (required)")
+	case "disable", "enable":
+		fs.StringVar(&c.email, "email", "", "email of the user (or give it as the argument)")
 	case "list":
 	default:
-		return fail(fmt.Errorf("unknown command %q (want add, list or revoke-sessions)", name))
+		return fail(fmt.Errorf("unknown command %q (want add, list, revoke-sessions, disable or enable)", name))
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -60,7 +62,9 @@ func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 	if err := applyEnv(fs, getenv); err != nil {
 		return fail(err)
 	}
-	if fs.NArg() > 0 {
+	if (name == "disable" || name == "enable") && fs.NArg() == 1 && c.email == "" {
+		c.email = fs.Arg(0) // `users disable E`, the contract's form
+	} else if fs.NArg() > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -73,6 +77,8 @@ func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		err = c.list(ctx, stdout)
 	case "revoke-sessions":
 		err = c.revoke(ctx, stdout, newLogger(stderr, "text", "info"))
+	case "disable", "enable":
+		err = c.setDisabled(ctx, name == "disable", stdout, newLogger(stderr, "text", "info"))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gatehouse users %s: %v\n", name, err)
@@ -179,5 +185,42 @@ func (c usersCommand) revoke(ctx context.Context, stdout io.Writer, log *slog.Lo
 	log.LogAttrs(ctx, slog.LevelInfo, "auth event", slog.String("event", "sessions_revoked"),
 		slog.String("user_id", u.ID), slog.Int("sessions_revoked", n), slog.String("source", "users revoke-sessions"))
 	fmt.Fprintf(stdout, "revoked %d sessions of %s\n", n, u.Email)
+	return nil
+}
+
+// setDisabled disables or enables the user. Disabling deletes every session
+// of the user in the same store transaction (AP2): the next request of any
+// of them is refused. Like revoke, it writes an event line to stderr.
+func (c usersCommand) setDisabled(ctx context.Context, disabled bool, stdout io.Writer, log *slog.Logger) error {
+	if err := c.checkEmail(); err != nil {
+		return err
+	}
+	store, err := openStore(c.db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	u, err := store.UserByEmail(ctx, c.email)
+	if errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("no user with email %s", storage.NormalizeEmail(c.email))
+	}
+	if err != nil {
+		return err
+	}
+	n, err := store.SetUserDisabled(ctx, u.ID, disabled)
+	if err != nil {
+		return err
+	}
+	event, verb := "user_enabled", "enabled"
+	if disabled {
+		event, verb = "user_disabled", "disabled"
+	}
+	log.LogAttrs(ctx, slog.LevelInfo, "auth event", slog.String("event", event),
+		slog.String("user_id", u.ID), slog.Int("sessions_revoked", n), slog.String("source", "users "+strings.TrimSuffix(verb, "d")))
+	if disabled {
+		fmt.Fprintf(stdout, "disabled %s; deleted %d sessions\n", u.Email, n)
+	} else {
+		fmt.Fprintf(stdout, "enabled %s\n", u.Email)
+	}
 	return nil
 }
