@@ -133,7 +133,7 @@ func TestLogCanary(t *testing.T) {
 	github := oauthtest.NewGitHub(oauthtest.Client{ID: "github-canary-client", Secret: githubSecret, RedirectURL: base + "/auth/callback/github"}, nil)
 	defer github.Close()
 
-	g := startGatehouseOn(t, ln, db, nil, "--upstream", up.URL,
+	g := startGatehouseOn(t, ln, db, nil, "--upstream", up.URL, "--open-signup",
 		"--smtp-addr", relay.Addr, "--smtp-tls", "none", "--smtp-username", "gatehouse-relay",
 		"--smtp-password-file", smtpFile, "--smtp-from", "gatehouse@example.com",
 		"--google-client-id", "google-canary-client", "--google-client-secret", googleSecret,
