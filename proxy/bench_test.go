@@ -1,15 +1,19 @@
 package proxy
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -81,10 +85,39 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The same with an access policy of 3 domains and a 10,000-line emails
+	// file; the session's address is in the file and matches no domain.
+	emails := filepath.Join(b.TempDir(), "emails.txt")
+	var list strings.Builder
+	for i := range 10_000 {
+		fmt.Fprintf(&list, "user%d@example.com\n", i)
+	}
+	list.WriteString(userEmail + "\n")
+	if err := os.WriteFile(emails, []byte(list.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	pol, err := policy.New(policy.Rules{EmailDomains: []string{"corp.com", ".corp.net", "example.org"}, EmailsFile: emails}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	withPolicy, err := New(Config{
+		Upstream:    upURL,
+		Auth:        http.NotFoundHandler(),
+		Sessions:    store,
+		LastSeen:    &LastSeen{Store: store},
+		Policy:      pol,
+		PublicPaths: []string{"/static"},
+		Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
+		IdleTTL:     time.Hour,
+		Transport:   transport,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, bc := range []struct {
 		name    string
 		handler http.Handler
-	}{{"bare", bare}, {"gatehouse", gatehouse}} {
+	}{{"bare", bare}, {"gatehouse", gatehouse}, {"gatehouse+policy", withPolicy}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
