@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/mail"
@@ -27,10 +28,16 @@ func LoadEmailsFile(path string) (map[string]struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseEmails(path, data)
+}
+
+func parseEmails(path string, data []byte) (emailSet, error) {
 	set := emailSet{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 4096)
-	for n := 1; sc.Scan(); n++ {
+	n := 0
+	for sc.Scan() {
+		n++
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -48,7 +55,7 @@ func LoadEmailsFile(path string) (map[string]struct{}, error) {
 		set[strings.ToLower(line)] = struct{}{}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s:%d: %w", path, n+1, err)
 	}
 	return set, nil
 }
@@ -100,10 +107,17 @@ func (s fileState) same(fi os.FileInfo) bool {
 	return s.info != nil && os.SameFile(s.info, fi) && s.info.ModTime().Equal(fi.ModTime()) && s.info.Size() == fi.Size()
 }
 
+// recentlyModified is how long after its modification time a file is read
+// again at every look even when it looks unchanged: a rewrite within the
+// file system's timestamp granularity that keeps the size would otherwise
+// go unseen. The content's hash tells whether it really changed.
+const recentlyModified = 3 * time.Second
+
 // Refresh re-reads the emails file when it changed since the last look
-// (another file at the path, another modification time or size). A file that
-// cannot be read or has a bad line leaves the last good list in force and
-// logs one error per change, not one per look (AP1).
+// (another file at the path, another modification time or size, or other
+// contents while it was modified moments ago). A file that cannot be read
+// or has a bad line leaves the last good list in force and logs one error
+// per change, not one per look (AP1).
 func (p *Policy) Refresh() {
 	if p == nil || p.emailsFile == "" {
 		return
@@ -112,27 +126,39 @@ func (p *Policy) Refresh() {
 	defer p.mu.Unlock()
 	fi, err := os.Stat(p.emailsFile)
 	if err != nil {
-		if !p.statFailed {
-			p.statFailed = true
-			p.log.Error("emails file unreadable; keeping the last good list", "file", p.emailsFile, "err", err)
-		}
+		p.readFailed(err)
 		return
 	}
-	if p.statFailed {
-		p.statFailed = false
-		p.seen = fileState{} // back after a failure: read it again whatever it looks like
-	}
-	if p.seen.same(fi) {
+	if p.seen.same(fi) && !p.failing && time.Since(fi.ModTime()) > recentlyModified {
 		return
 	}
+	data, err := readCapped(p.emailsFile)
+	if err != nil {
+		p.readFailed(err)
+		return
+	}
+	p.failing = false
 	p.seen = fileState{info: fi}
-	set, err := LoadEmailsFile(p.emailsFile)
+	sum := sha256.Sum256(data)
+	if sum == p.tried {
+		return // as at the last look: already loaded, or already reported
+	}
+	p.tried = sum
+	set, err := parseEmails(p.emailsFile, data)
 	if err != nil {
 		p.log.Error("emails file not reloaded; keeping the last good list", "file", p.emailsFile, "err", err)
 		return
 	}
 	p.emails.Store(&set)
 	p.log.Info("emails file reloaded", "file", p.emailsFile, "addresses", len(set))
+}
+
+// readFailed logs a file that cannot be read, once until it can be again.
+func (p *Policy) readFailed(err error) {
+	if !p.failing {
+		p.failing = true
+		p.log.Error("emails file unreadable; keeping the last good list", "file", p.emailsFile, "err", err)
+	}
 }
 
 // Run calls Refresh every RefreshInterval until ctx ends.

@@ -10,6 +10,7 @@
 package policy
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"os"
@@ -39,9 +40,10 @@ type Policy struct {
 	emails     atomic.Pointer[emailSet]
 	log        *slog.Logger
 
-	mu         sync.Mutex // serializes Refresh
-	seen       fileState
-	statFailed bool
+	mu      sync.Mutex // serializes Refresh; guards the fields below
+	seen    fileState  // the file as last read
+	tried   [32]byte   // SHA-256 of the contents last parsed, good or bad
+	failing bool       // the file could not be read at the last look
 }
 
 // New checks rules and builds the Policy, loading the emails file: a bad
@@ -93,12 +95,16 @@ func New(rules Rules, logger *slog.Logger) (*Policy, error) {
 		if err != nil {
 			return nil, err
 		}
-		set, err := LoadEmailsFile(p.emailsFile)
+		data, err := readCapped(p.emailsFile)
+		if err != nil {
+			return nil, err
+		}
+		set, err := parseEmails(p.emailsFile, data)
 		if err != nil {
 			return nil, err
 		}
 		p.emails.Store(&set)
-		p.seen = fileState{info: fi} // a change after the Stat is read again by Refresh
+		p.seen, p.tried = fileState{info: fi}, sha256.Sum256(data) // a change after the Stat is read again by Refresh
 	}
 	return p, nil
 }

@@ -341,3 +341,23 @@ func BenchmarkPasses(b *testing.B) {
 		p.Passes("user9999@example.com", false, "")
 	}
 }
+
+// A rewrite that keeps the size and the modification time (within the file
+// system's timestamp granularity) is still seen, by its contents.
+func TestEmailsFileSameSizeSameTime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "emails.txt")
+	writeFile(t, path, "alice@example.com\n")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustNew(t, Rules{EmailsFile: path})
+	writeFile(t, path, "carol@example.com\n")
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	p.Refresh()
+	if p.Passes("alice@example.com", false, "") || !p.Passes("carol@example.com", false, "") {
+		t.Fatal("a same-size rewrite with the same modification time was missed")
+	}
+}
