@@ -3,7 +3,8 @@
 // and the pages of those flows.
 //
 // Dependencies: authflows → storage (records, errors), proxy/web (problem
-// answers, the --mode answer, client IP). It never imports proxy itself; the
+// answers, the --mode answer, client IP), proxy/policy (the access policy
+// checked at every sign-in). It never imports proxy itself; the
 // proxy hands /auth/ requests to Handler as a plain http.Handler. The store
 // interface it needs (Store) is declared here.
 package authflows

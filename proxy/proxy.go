@@ -7,7 +7,8 @@
 //
 // Dependencies: proxy → proxy/web, storage. It never imports authflows: the
 // /auth/ handler arrives as an http.Handler, and the store as the two small
-// interfaces declared here (SessionSource, SessionToucher).
+// interfaces declared here (SessionSource, SessionToucher); the access
+// policy (proxy/policy) arrives as AccessPolicy, also declared here.
 package proxy
 
 import (

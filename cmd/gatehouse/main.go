@@ -3,7 +3,7 @@
 // signed-in requests to one upstream app with the user's identity in headers.
 //
 // This package only parses flags and wires the packages together:
-// cmd/gatehouse → proxy, proxy/web, authflows, authflows/mail → storage,
+// cmd/gatehouse → proxy, proxy/web, proxy/policy, authflows, authflows/mail → storage,
 // storage/bolt. Nothing imports it.
 package main
 
