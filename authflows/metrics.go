@@ -4,8 +4,8 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // metrics are the counters of the flows, registered on Config.Registerer.
 type metrics struct {
-	logins      *prometheus.CounterVec // result: ok, failed, throttled, busy, error
-	forgot      *prometheus.CounterVec // result: mailed, unknown, throttled, dropped
+	logins      *prometheus.CounterVec // result: ok, failed, refused (disabled or by the access policy), throttled, busy, error
+	forgot      *prometheus.CounterVec // result: mailed, unknown, disabled, throttled, dropped
 	resets      *prometheus.CounterVec // result: ok, invalid_token, weak_password, password_mismatch, busy, invalid_request, throttled
 	oauth       *prometheus.CounterVec // provider, result: login, user_created, linked, unlinked, state_failed, refused, error, throttled
 	revocations prometheus.Counter     // sessions revoked by resets
@@ -35,7 +35,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	// Start every known series at zero so dashboards see them before the first event.
-	for _, r := range []string{"ok", "failed", "throttled", "busy"} {
+	for _, r := range []string{"ok", "failed", "refused", "throttled", "busy"} {
 		m.logins.WithLabelValues(r)
 	}
 	for _, r := range []string{"mailed", "unknown", "throttled"} {
