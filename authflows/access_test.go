@@ -272,8 +272,10 @@ func TestForgotDisabledUserNotMailed(t *testing.T) {
 // provider side fills providerIdentity.Groups), so the callback's second
 // half is driven with the identity a provider would return.
 func TestSignInByEarnedGroups(t *testing.T) {
+	// Every rule at once: each one alone lets its users in.
 	rules := policy.Rules{
-		GitHubOrgs: []string{"acme"}, GitHubTeams: []string{"other/ops"},
+		EmailDomains: []string{"corp.com"},
+		GitHubOrgs:   []string{"acme"}, GitHubTeams: []string{"other/ops"},
 		GoogleHostedDomains: []string{"corp.com"}, AllowGroups: []string{"admins"},
 	}
 	for _, tc := range []struct {
@@ -281,19 +283,26 @@ func TestSignInByEarnedGroups(t *testing.T) {
 		groups         []string
 		pass           bool
 		wantGroups     string
+		email          string // default someone@example.com, which no domain rule matches
 	}{
-		{"org member", "github", []string{"github:acme", "github:unlisted"}, true, "github:acme"},
-		{"not an org member", "github", []string{"github:unlisted"}, false, ""},
-		{"team member", "github", []string{"github:other/ops"}, true, "github:other/ops"},
-		{"other team", "github", []string{"github:other/dev"}, false, ""},
-		{"hosted domain", "google", []string{"google:corp.com"}, true, "google:corp.com"},
-		{"other hosted domain", "google", []string{"google:evil.com"}, false, ""},
-		{"oidc group", "google", []string{"oidc:users", "oidc:admins"}, true, "oidc:users,oidc:admins"},
-		{"oidc group not allowed", "google", []string{"oidc:users"}, false, ""},
+		{"domain alone", "github", nil, true, "", "dev@corp.com"},
+		{"domain and an unconfigured org", "github", []string{"github:unlisted"}, true, "", "dev@corp.com"},
+		{"nothing matches", "github", nil, false, "", ""},
+		{"org member", "github", []string{"github:acme", "github:unlisted"}, true, "github:acme", ""},
+		{"not an org member", "github", []string{"github:unlisted"}, false, "", ""},
+		{"team member", "github", []string{"github:other/ops"}, true, "github:other/ops", ""},
+		{"other team", "github", []string{"github:other/dev"}, false, "", ""},
+		{"hosted domain", "google", []string{"google:corp.com"}, true, "google:corp.com", ""},
+		{"other hosted domain", "google", []string{"google:evil.com"}, false, "", ""},
+		{"oidc group", "google", []string{"oidc:users", "oidc:admins"}, true, "oidc:users,oidc:admins", ""},
+		{"oidc group not allowed", "google", []string{"oidc:users"}, false, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newOAuthEnv(t, oauthEnvOptions{closedSignup: true, policy: newPolicy(t, rules), throughProxy: true})
-			id := providerIdentity{Subject: "s-1", Email: "someone@example.com", EmailVerified: true, Groups: tc.groups}
+			if tc.email == "" {
+				tc.email = "someone@example.com"
+			}
+			id := providerIdentity{Subject: "s-1", Email: tc.email, EmailVerified: true, Groups: tc.groups}
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodGet, e.base+"/auth/callback/"+tc.provider, nil)
 			e.Handler.completeLogin(w, r, e.Handler.oauth[tc.provider], storage.OAuthFlow{Redirect: "/app"}, id)
@@ -336,8 +345,9 @@ func TestSignInByEarnedGroups(t *testing.T) {
 				t.Fatalf("gate: %d", resp.StatusCode)
 			}
 			got := e.upstream.Requests()
-			if v := got[len(got)-1].Header.Values("X-Forwarded-Groups"); len(v) != 1 || v[0] != tc.wantGroups {
-				t.Fatalf("upstream X-Forwarded-Groups %q, want %q", v, tc.wantGroups)
+			v := got[len(got)-1].Header.Values("X-Forwarded-Groups")
+			if tc.wantGroups == "" && len(v) != 0 || tc.wantGroups != "" && (len(v) != 1 || v[0] != tc.wantGroups) {
+				t.Fatalf("upstream X-Forwarded-Groups %q, want %q (absent when empty; never the client's copy)", v, tc.wantGroups)
 			}
 		})
 	}
