@@ -70,7 +70,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, r, errNoCode)
 		return
 	}
-	id, err := p.identify(r.Context(), code, flow, h.now())
+	id, err := p.identify(r.Context(), code, flow)
 	if err != nil {
 		var tokenErr idTokenError
 		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", err.Error()))

@@ -83,24 +83,25 @@ func TestOAuthGoogleUserinfoFallback(t *testing.T) {
 // only the configured one when set.
 func TestCheckIDTokenIssuer(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	defaults, err := newProviders([]ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google"}}, time.Now)
+	defaults, err := newProviders(t.Context(), []ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google"}}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	configured, _ := newProviders([]ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google", Issuer: "http://fake"}}, time.Now)
+	configured, _ := newProviders(t.Context(), []ProviderConfig{{Name: "google", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/auth/callback/google", Issuer: "http://fake"}}, time.Now)
 	claims := func(iss string) idTokenClaims {
 		return idTokenClaims{Issuer: iss, Audience: audience{"cid"}, Expiry: json.Number("1700000060"), Nonce: "n", Subject: "s"}
 	}
+	googleOf := func(m map[string]*provider) *googleIdentifier { return m["google"].id.(*googleIdentifier) }
 	tests := []struct {
-		p    *provider
+		p    *googleIdentifier
 		iss  string
 		want bool
 	}{
-		{defaults["google"], "https://accounts.google.com", true},
-		{defaults["google"], "accounts.google.com", true},
-		{defaults["google"], "http://fake", false},
-		{configured["google"], "http://fake", true},
-		{configured["google"], "https://accounts.google.com", false},
+		{googleOf(defaults), "https://accounts.google.com", true},
+		{googleOf(defaults), "accounts.google.com", true},
+		{googleOf(defaults), "http://fake", false},
+		{googleOf(configured), "http://fake", true},
+		{googleOf(configured), "https://accounts.google.com", false},
 	}
 	for _, tt := range tests {
 		err := tt.p.checkIDToken(claims(tt.iss), "n", now)
@@ -108,7 +109,7 @@ func TestCheckIDTokenIssuer(t *testing.T) {
 			t.Errorf("issuer %q with %v: err = %v", tt.iss, tt.p.issuers, err)
 		}
 	}
-	if err := defaults["google"].checkIDToken(claims("accounts.google.com"), "n", now.Add(time.Minute)); err == nil {
+	if err := googleOf(defaults).checkIDToken(claims("accounts.google.com"), "n", now.Add(time.Minute)); err == nil {
 		t.Error("a token at its exp second was accepted")
 	}
 }
@@ -151,12 +152,12 @@ func TestNewProvidersRefuses(t *testing.T) {
 		"twice":       {ok, ok},
 	}
 	for name, cfgs := range bad {
-		if _, err := newProviders(cfgs, time.Now); err == nil {
+		if _, err := newProviders(t.Context(), cfgs, time.Now); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	m, err := newProviders([]ProviderConfig{ok}, time.Now)
-	if err != nil || m["github"].oauth.Endpoint.AuthURL != "https://github.com/login/oauth/authorize" || m["github"].infoURL != "https://api.github.com" {
+	m, err := newProviders(t.Context(), []ProviderConfig{ok}, time.Now)
+	if err != nil || m["github"].oauth.Endpoint.AuthURL != "https://github.com/login/oauth/authorize" || m["github"].id.(*githubIdentifier).apiURL != "https://api.github.com" {
 		t.Errorf("defaults: %v %+v", err, m["github"])
 	}
 }

@@ -40,7 +40,7 @@ func TestParseDefaults(t *testing.T) {
 		{"smtp-tls", c.SMTP.TLS, "starttls"},
 		{"smtp-from", c.SMTP.From, "gatehouse@localhost"},
 		{"mail-dir", c.MailDir, "mail"},
-		{"github-api-url", c.GitHub.APIURL, "https://api.github.com"},
+		{"github-api-url", c.provider("github").APIURL, "https://api.github.com"},
 		{"log-format", c.LogFormat, "text"},
 		{"log-level", c.LogLevel, "info"},
 		{"tls", c.TLS.Enabled(), false},
@@ -86,11 +86,11 @@ func TestParseSecretFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Google.ClientSecret != "s3cret-value" {
-		t.Errorf("secret from file = %q", c.Google.ClientSecret)
+	if c.provider("google").ClientSecret != "s3cret-value" {
+		t.Errorf("secret from file = %q", c.provider("google").ClientSecret)
 	}
-	if c.Google.RedirectURL != "http://localhost:8080/auth/callback/google" {
-		t.Errorf("default redirect URL = %q", c.Google.RedirectURL)
+	if c.provider("google").RedirectURL != "http://localhost:8080/auth/callback/google" {
+		t.Errorf("default redirect URL = %q", c.provider("google").RedirectURL)
 	}
 	_, err = parseServe([]string{"--upstream", "http://127.0.0.1:3000", "--smtp-password", "x", "--smtp-password-file", secret}, envOf(nil), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--smtp-password") {
