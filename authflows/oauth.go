@@ -23,6 +23,7 @@ type ProviderConfig struct {
 	AuthURL      string
 	TokenURL     string
 	UserinfoURL  string // google
+	JWKSURL      string // google: the key set that signs its ID tokens
 	APIURL       string // github: base of GET /user and GET /user/emails
 	// Issuer is the iss an ID token must carry (google). Empty: Google's,
 	// "https://accounts.google.com" or "accounts.google.com". Tests point it
@@ -76,8 +77,9 @@ const (
 
 // newProviders builds the configured providers, their start limits on the
 // clock now. An unsupported name, a provider listed twice, one without
-// client id, secret or redirect URL, or one whose setup fails is an error
-// (cmd/gatehouse reports bad flags first; this is the backstop).
+// client id, secret or redirect URL, or one whose setup fails (an http://
+// endpoint off loopback) is an error (cmd/gatehouse reports bad flags
+// first; this is the backstop).
 func newProviders(ctx context.Context, cfgs []ProviderConfig, now func() time.Time) (map[string]*provider, error) {
 	m := map[string]*provider{}
 	for _, c := range cfgs {

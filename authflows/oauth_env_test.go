@@ -107,7 +107,7 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 				Name: "google", ClientID: googleClientID, ClientSecret: "google-secret",
 				RedirectURL: e.base + "/auth/callback/google",
 				AuthURL:     e.google.AuthURL(), TokenURL: e.google.TokenURL(),
-				UserinfoURL: e.google.UserinfoURL(), Issuer: issuer,
+				UserinfoURL: e.google.UserinfoURL(), JWKSURL: e.google.JWKSURL(), Issuer: issuer,
 			})
 		case "github":
 			providers = append(providers, ProviderConfig{

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -26,7 +28,7 @@ type ProviderKind struct {
 	// check, when set, checks the kind's own flags once it is enabled.
 	check func(c *ProviderConfig) error
 	// endpoints names the kind's endpoint flags and their values, checked
-	// as URLs.
+	// as URLs (http:// only on loopback).
 	endpoints func(c *ProviderConfig) [][2]string
 	// setup builds the configured provider.
 	setup func(ctx context.Context, c ProviderConfig, client *http.Client, now func() time.Time) (providerSetup, error)
@@ -66,7 +68,8 @@ func (k ProviderKind) Enabled(c *ProviderConfig) bool { return k.enabled(c) }
 // CheckFlags enforces seed rule 6 on a provider's flags: once enabled it
 // has a client id, a secret, and a redirect URL that is exactly
 // {base-url}/auth/callback/{name} (filled in when empty); its endpoints are
-// http(s) URLs. The error is one line naming the flag.
+// http(s) URLs, http:// only on a loopback host. The error is one line
+// naming the flag.
 func (k ProviderKind) CheckFlags(c *ProviderConfig, base *url.URL) error {
 	n := k.Name
 	if !k.enabled(c) {
@@ -107,8 +110,10 @@ func flagError(flag, format string, args ...any) error {
 	return fmt.Errorf("invalid --%s: %s", flag, fmt.Sprintf(format, args...))
 }
 
-// CheckEndpointURL accepts the URL of a provider endpoint: an absolute
-// http(s) URL without user info or fragment.
+// CheckEndpointURL accepts the URL of a provider endpoint: absolute https,
+// or http on a loopback host (a provider on the same machine, tests). An
+// http:// endpoint elsewhere would carry codes, tokens and keys in clear
+// text (ID1).
 func CheckEndpointURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
@@ -118,6 +123,16 @@ func CheckEndpointURL(raw string) error {
 		return fmt.Errorf("%q is not an absolute http(s) URL", u.Redacted())
 	case u.User != nil || u.Fragment != "":
 		return fmt.Errorf("%q must not carry user info or a fragment", u.Redacted())
+	case u.Scheme == "http" && !isLoopbackHost(u.Hostname()):
+		return fmt.Errorf("%q: http:// is refused except on a loopback host; use https://", u.Redacted())
 	}
 	return nil
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
