@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -16,24 +17,33 @@ import (
 // Which fields count depends on the kind named by Name; empty endpoint
 // fields take the provider's public defaults.
 type ProviderConfig struct {
-	Name         string // a kind of ProviderKinds: "google" or "github"
+	Name         string // a kind of ProviderKinds: "google", "github" or "oidc"
 	ClientID     string
 	ClientSecret string
 	RedirectURL  string // must be {base-url}/auth/callback/{Name}
-	AuthURL      string
-	TokenURL     string
+	AuthURL      string // google, github
+	TokenURL     string // google, github
 	UserinfoURL  string // google
 	JWKSURL      string // google: the key set that signs its ID tokens
 	APIURL       string // github: base of GET /user and GET /user/emails
-	// Issuer is the iss an ID token must carry (google). Empty: Google's,
-	// "https://accounts.google.com" or "accounts.google.com". Tests point it
-	// at their fake provider.
+	// Issuer is the iss an ID token must carry. Google: empty means
+	// Google's ("https://accounts.google.com" or "accounts.google.com");
+	// tests point it at their fake. OIDC: the issuer URL whose discovery
+	// document configures the provider (--oidc-issuer-url).
 	Issuer string
+
+	Title       string   // oidc: the button label
+	Scopes      []string // oidc: the scopes asked for
+	GroupsClaim string   // oidc: the ID token claim holding the user's groups
+
+	// discoveryWait bounds the retries of OIDC discovery at start
+	// (default 30 s); tests shorten it.
+	discoveryWait time.Duration
 }
 
 // identifier is a provider kind's own step: who the account behind a token
-// response is. Each kind (oauth_google.go, oauth_github.go) has one; the
-// flows never ask a provider's name.
+// response is. Each kind (oauth_google.go, oauth_github.go, oauth_oidc.go)
+// has one; the flows never ask a provider's name.
 type identifier interface {
 	identify(ctx context.Context, tok *oauth2.Token, nonce string) (providerIdentity, error)
 }
@@ -54,7 +64,7 @@ const providerTimeout = 10 * time.Second
 // an account. It never holds a user's token.
 type provider struct {
 	Name  string // as in the URL and in storage.Identity.Provider
-	Title string // for pages: "Google", "GitHub"
+	Title string // for pages: "Google", "GitHub", --oidc-title
 	nonce bool
 	oauth *oauth2.Config
 	id    identifier
@@ -78,8 +88,8 @@ const (
 // newProviders builds the configured providers, their start limits on the
 // clock now. An unsupported name, a provider listed twice, one without
 // client id, secret or redirect URL, or one whose setup fails (an http://
-// endpoint off loopback) is an error (cmd/gatehouse reports bad flags
-// first; this is the backstop).
+// endpoint off loopback, an OIDC issuer that cannot be discovered) is an
+// error (cmd/gatehouse reports bad flags first; this is the backstop).
 func newProviders(ctx context.Context, cfgs []ProviderConfig, now func() time.Time) (map[string]*provider, error) {
 	m := map[string]*provider{}
 	for _, c := range cfgs {
@@ -192,3 +202,10 @@ func (p *provider) callContext(ctx context.Context) (context.Context, context.Ca
 
 // errProviderCall marks a failed call to the provider (502 provider_error).
 var errProviderCall = errors.New("provider call failed")
+
+// sortedUnique returns the distinct values of s in order.
+func sortedUnique(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}

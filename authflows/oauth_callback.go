@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -157,7 +158,7 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 		h.answerStoreFailure(w, r, err)
 		return
 	}
-	h.oauthEvent(r, p.Name, "login", slog.String("user_id", u.ID))
+	h.oauthEvent(r, p.Name, "login", slog.String("user_id", u.ID), slog.String("groups", strings.Join(id.Groups, ",")))
 	seeOther(w, r, flow.Redirect)
 }
 

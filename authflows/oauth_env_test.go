@@ -67,6 +67,9 @@ type oauthEnvOptions struct {
 	// (proxy.New) in front of a recording app, as cmd/gatehouse wires it;
 	// otherwise a plain mux sends /auth/ to the Handler.
 	throughProxy bool
+	// oidc, when set, configures the generic OIDC provider too, given
+	// Gatehouse's base URL.
+	oidc func(base string) ProviderConfig
 }
 
 const (
@@ -116,6 +119,9 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 				AuthURL:     e.github.AuthURL(), TokenURL: e.github.TokenURL(), APIURL: e.github.APIURL(),
 			})
 		}
+	}
+	if opts.oidc != nil {
+		providers = append(providers, opts.oidc(e.base))
 	}
 	e.dbPath = filepath.Join(t.TempDir(), "oauth.db")
 	store, err := bolt.Open(e.dbPath, bolt.Options{NoSync: true})

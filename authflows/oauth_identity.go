@@ -16,12 +16,15 @@ import (
 )
 
 // providerIdentity is who the provider says the user is. Subject is the
-// provider's stable user id (Google sub, GitHub numeric id: OA5); Email is
-// set only when the provider vouches for it (OA6).
+// provider's stable user id (Google sub, GitHub numeric id, OIDC iss+sub:
+// OA5); Email is set only when the provider vouches for it (OA6). Groups
+// are what the sign-in earned: "oidc:GROUP" for each entry of the groups
+// claim.
 type providerIdentity struct {
 	Subject       string
 	Email         string // normalized; "" unless verified
 	EmailVerified bool
+	Groups        []string
 }
 
 // providerError is a failed exchange or user API call (502 provider_error).

@@ -16,7 +16,7 @@ import (
 // ProviderKind is a kind of sign-in provider Gatehouse supports: its name
 // (the path segment of /auth/login/{Name} and the key of linked
 // identities), its flags, and how it is set up. One file per kind
-// (oauth_google.go, oauth_github.go) defines its value;
+// (oauth_google.go, oauth_github.go, oauth_oidc.go) defines its value;
 // nothing else asks a provider's name.
 type ProviderKind struct {
 	Name  string
@@ -30,12 +30,13 @@ type ProviderKind struct {
 	// endpoints names the kind's endpoint flags and their values, checked
 	// as URLs (http:// only on loopback).
 	endpoints func(c *ProviderConfig) [][2]string
-	// setup builds the configured provider.
+	// setup builds the configured provider; it may call the provider
+	// (OIDC discovery).
 	setup func(ctx context.Context, c ProviderConfig, client *http.Client, now func() time.Time) (providerSetup, error)
 }
 
 // providerKinds are the supported kinds, in the order pages show them.
-var providerKinds = []ProviderKind{googleKind, githubKind}
+var providerKinds = []ProviderKind{googleKind, githubKind, oidcKind}
 
 // ProviderKinds lists the supported kinds of sign-in provider in page order.
 func ProviderKinds() []ProviderKind { return slices.Clone(providerKinds) }
