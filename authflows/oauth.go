@@ -25,7 +25,7 @@ type ProviderConfig struct {
 	TokenURL     string // google, github
 	UserinfoURL  string // google
 	JWKSURL      string // google: the key set that signs its ID tokens
-	APIURL       string // github: base of GET /user and GET /user/emails
+	APIURL       string // github: base of GET /user, /user/emails, /user/orgs, /user/teams
 	// Issuer is the iss an ID token must carry. Google: empty means
 	// Google's ("https://accounts.google.com" or "accounts.google.com");
 	// tests point it at their fake. OIDC: the issuer URL whose discovery
@@ -35,6 +35,10 @@ type ProviderConfig struct {
 	Title       string   // oidc: the button label
 	Scopes      []string // oidc: the scopes asked for
 	GroupsClaim string   // oidc: the ID token claim holding the user's groups
+
+	Orgs          []string // github: organizations reported as groups "github:ORG"
+	Teams         []string // github: "org/team-slug", reported as "github:ORG/TEAM"
+	HostedDomains []string // google: hd values reported as "google:HD"
 
 	// discoveryWait bounds the retries of OIDC discovery at start
 	// (default 30 s); tests shorten it.

@@ -70,6 +70,8 @@ type oauthEnvOptions struct {
 	// oidc, when set, configures the generic OIDC provider too, given
 	// Gatehouse's base URL.
 	oidc func(base string) ProviderConfig
+	// configure, when set, edits each provider's configuration.
+	configure func(c *ProviderConfig)
 }
 
 const (
@@ -122,6 +124,11 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 	}
 	if opts.oidc != nil {
 		providers = append(providers, opts.oidc(e.base))
+	}
+	if opts.configure != nil {
+		for i := range providers {
+			opts.configure(&providers[i])
+		}
 	}
 	e.dbPath = filepath.Join(t.TempDir(), "oauth.db")
 	store, err := bolt.Open(e.dbPath, bolt.Options{NoSync: true})

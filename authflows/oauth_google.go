@@ -3,6 +3,7 @@ package authflows
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -31,6 +32,7 @@ var googleKind = ProviderKind{
 		fs.StringVar(&c.TokenURL, "google-token-url", googleTokenURL, "Google token endpoint")
 		fs.StringVar(&c.UserinfoURL, "google-userinfo-url", googleUserinfoURL, "Google userinfo endpoint")
 		fs.StringVar(&c.JWKSURL, "google-jwks-url", googleJWKSURL, "the key set (JWKS) that signs Google's ID tokens")
+		fs.StringSliceVar(&c.HostedDomains, "google-hosted-domain", nil, "Google Workspace domain (the ID token's hd claim) that earns the group google:DOMAIN (repeatable)")
 	},
 	enabled: func(c *ProviderConfig) bool { return c.ClientID != "" },
 	endpoints: func(c *ProviderConfig) [][2]string {
@@ -41,8 +43,9 @@ var googleKind = ProviderKind{
 
 func setupGoogle(ctx context.Context, c ProviderConfig, client *http.Client, now func() time.Time) (providerSetup, error) {
 	g := &googleIdentifier{
-		userinfoURL: or(c.UserinfoURL, googleUserinfoURL),
-		client:      client,
+		userinfoURL:   or(c.UserinfoURL, googleUserinfoURL),
+		client:        client,
+		hostedDomains: c.HostedDomains,
 	}
 	jwks := or(c.JWKSURL, googleJWKSURL)
 	for _, e := range []string{g.userinfoURL, jwks} {
@@ -63,13 +66,16 @@ func setupGoogle(ctx context.Context, c ProviderConfig, client *http.Client, now
 
 // googleIdentifier identifies a Google account by its verified ID token.
 type googleIdentifier struct {
-	verify      *idTokenVerifier
-	userinfoURL string
-	client      *http.Client
+	verify        *idTokenVerifier
+	userinfoURL   string
+	client        *http.Client
+	hostedDomains []string
 }
 
 // identify verifies the ID token of the token response (ID1, OA2) and reads
-// sub and the email when verified (from /userinfo when the token has none).
+// sub, the email when verified (from /userinfo when the token has none) and
+// hd. The group google:HD comes from the verified token only, never from
+// /userinfo.
 func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonce string) (providerIdentity, error) {
 	raw, _ := tok.Extra("id_token").(string)
 	idt, c, err := g.verify.verify(ctx, raw, nonce)
@@ -96,5 +102,8 @@ func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonc
 		email, verified = info.Email, bool(info.EmailVerified)
 	}
 	verifiedEmail(&id, email, verified)
+	if hd, ok := containsFold(g.hostedDomains, c.HostedDomain); ok && c.HostedDomain != "" {
+		id.Groups = []string{"google:" + strings.ToLower(hd)}
+	}
 	return id, nil
 }

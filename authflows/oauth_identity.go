@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"golang.org/x/oauth2"
 
@@ -18,8 +19,10 @@ import (
 // providerIdentity is who the provider says the user is. Subject is the
 // provider's stable user id (Google sub, GitHub numeric id, OIDC iss+sub:
 // OA5); Email is set only when the provider vouches for it (OA6). Groups
-// are what the sign-in earned: "oidc:GROUP" for each entry of the groups
-// claim.
+// are what the sign-in earned: "github:ORG", "github:ORG/TEAM" for the
+// configured orgs and teams the account belongs to, "google:HD" when the
+// verified ID token's hd is a configured hosted domain, "oidc:GROUP" for
+// each entry of the groups claim.
 type providerIdentity struct {
 	Subject       string
 	Email         string // normalized; "" unless verified
@@ -72,6 +75,8 @@ func clip(s string, n int) string {
 	return s
 }
 
+func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
+
 // verifiedEmail is the normalized address when the provider vouches for it.
 func verifiedEmail(id *providerIdentity, email string, verified bool) {
 	if verified && email != "" {
@@ -91,7 +96,8 @@ type apiCall struct {
 }
 
 // getJSON GETs target and decodes the JSON answer into v; it returns the
-// answer's headers. step names the call in errors.
+// answer's headers (GitHub's Link for pagination). step names the call in
+// errors.
 func (a apiCall) getJSON(ctx context.Context, step, target string, v any) (http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -45,6 +46,7 @@ type idTokenClaims struct {
 	AuthorizedParty string       `json:"azp"`
 	Email           string       `json:"email"`
 	EmailVerified   flexibleBool `json:"email_verified"`
+	HostedDomain    string       `json:"hd"`
 }
 
 // verify checks raw and returns the token and its claims. A token whose
@@ -101,4 +103,13 @@ func (f *flexibleBool) UnmarshalJSON(b []byte) error {
 		*f = false
 	}
 	return nil
+}
+
+// containsFold reports whether list holds s, ignoring case.
+func containsFold(list []string, s string) (string, bool) {
+	i := slices.IndexFunc(list, func(e string) bool { return equalFold(e, s) })
+	if i < 0 {
+		return "", false
+	}
+	return list[i], true
 }

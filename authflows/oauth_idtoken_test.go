@@ -102,6 +102,7 @@ func TestNewProvidersRefuses(t *testing.T) {
 		"http API off loopback":  {{Name: "github", ClientID: "id", ClientSecret: "s", RedirectURL: "r", APIURL: "http://github.example"}},
 		"http auth off loopback": {{Name: "github", ClientID: "id", ClientSecret: "s", RedirectURL: "r", AuthURL: "http://github.example/authorize"}},
 		"http JWKS off loopback": {{Name: "google", ClientID: "id", ClientSecret: "s", RedirectURL: "r", JWKSURL: "http://keys.example/certs"}},
+		"bad team":               {{Name: "github", ClientID: "id", ClientSecret: "s", RedirectURL: "r", Teams: []string{"no-slash"}}},
 	}
 	for name, cfgs := range bad {
 		if _, err := newProviders(t.Context(), cfgs, time.Now); err == nil {

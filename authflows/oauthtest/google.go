@@ -151,6 +151,9 @@ func (g *Google) handleToken(w http.ResponseWriter, r *http.Request) {
 	if !g.omitEmails {
 		claims["email"], claims["email_verified"] = a.Email, a.EmailVerified
 	}
+	if a.HostedDomain != "" {
+		claims["hd"] = a.HostedDomain
+	}
 	edit := g.editNext
 	g.editNext = nil
 	key, forgery := g.key, g.forgeNext

@@ -166,6 +166,7 @@ func TestParseRejectsBadValues(t *testing.T) {
 		{append(up, "--google-client-id", "id", "--google-client-secret", "s", "--google-jwks-url", "http://keys.example/certs"), "--google-jwks-url"},
 		{append(up, "--google-client-id", "id", "--google-client-secret", "s", "--google-token-url", "http://oauth2.example/token"), "--google-token-url"},
 		{append(up, "--github-client-id", "id", "--github-client-secret", "s", "--github-api-url", "http://api.example"), "--github-api-url"},
+		{append(up, "--github-client-id", "id", "--github-client-secret", "s", "--github-team", "acme"), "--github-team"},
 		{append(up, "--tls-cert", "c.pem"), "--tls-cert"},
 		{append(up, "--tls-domain", "a.example.com", "--base-url", "http://a.example.com"), "--base-url"},
 		{append(up, "--tls-cert", "c.pem", "--tls-key", "k.pem", "--base-url", "http://localhost:8080"), "--base-url"},
