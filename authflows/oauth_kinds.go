@@ -21,6 +21,8 @@ import (
 type ProviderKind struct {
 	Name  string
 	Title string // default button label
+	// who names the provider in --help when Title does not ("" : Title).
+	who string
 	// flags declares the kind's own flags beyond the common ones.
 	flags func(fs *pflag.FlagSet, c *ProviderConfig)
 	// enabled reports whether the flags turn the provider on.
@@ -55,8 +57,12 @@ func providerKind(name string) (ProviderKind, bool) {
 // then the kind's own. The caller reads --NAME-client-secret-file.
 func (k ProviderKind) DeclareFlags(fs *pflag.FlagSet, c *ProviderConfig) {
 	c.Name = k.Name
-	n, t := k.Name, k.Title
-	fs.StringVar(&c.ClientID, n+"-client-id", "", t+" OAuth client id; enables "+t+" sign-in and linking")
+	n, t := k.Name, or(k.who, k.Title)
+	idUsage := t + " OAuth client id; enables " + t + " sign-in and linking"
+	if k.who != "" {
+		idUsage = "client id registered at the " + t
+	}
+	fs.StringVar(&c.ClientID, n+"-client-id", "", idUsage)
 	fs.StringVar(&c.ClientSecret, n+"-client-secret", "", t+" OAuth client secret (or --"+n+"-client-secret-file)")
 	fs.String(n+"-client-secret-file", "", "file holding the "+t+" OAuth client secret")
 	fs.StringVar(&c.RedirectURL, n+"-redirect-url", "", "callback registered with "+t+"; must equal {base-url}/auth/callback/"+n)
@@ -74,12 +80,11 @@ func (k ProviderKind) Enabled(c *ProviderConfig) bool { return k.enabled(c) }
 func (k ProviderKind) CheckFlags(c *ProviderConfig, base *url.URL) error {
 	n := k.Name
 	if !k.enabled(c) {
-		if c.ClientSecret != "" || c.ClientID != "" {
-			first := k.endpoints(c)[0][0]
-			if c.ClientID == "" {
-				first = n + "-client-id"
-			}
-			return flagError(first, "is required when --%s-client-id or --%s-client-secret is set", n, n)
+		switch {
+		case c.ClientID == "" && c.ClientSecret != "":
+			return flagError(n+"-client-id", "is required when --%s-client-secret is set", n)
+		case c.ClientID != "": // a kind enabled by another flag (oidc: the issuer)
+			return flagError(k.endpoints(c)[0][0], "is required when --%s-client-id is set", n)
 		}
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 var oidcKind = ProviderKind{
 	Name:  "oidc",
 	Title: "Single sign-on",
+	who:   "OpenID Provider",
 	flags: func(fs *pflag.FlagSet, c *ProviderConfig) {
 		c.Scopes = []string{"openid", "email", "profile"}
 		fs.StringVar(&c.Issuer, "oidc-issuer-url", "", "issuer URL of an OpenID Provider; enables provider oidc, configured by discovery ({issuer}/.well-known/openid-configuration)")
