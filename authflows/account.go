@@ -70,12 +70,13 @@ func (h *Handler) accountRows(u storage.User, ids []storage.Identity) []linkedAc
 		_, configured := h.oauth[name]
 		delete(linked, name)
 		return linkedAccount{
-			Name: name, Title: providerTitle(name), Linked: ok,
+			Name: name, Title: h.providerTitle(name), Linked: ok,
 			Email: id.Email, Subject: id.Subject,
 			CanLink: configured && !ok, OnlyMethod: ok && only,
 		}
 	}
-	for _, name := range providerOrder {
+	for _, k := range providerKinds {
+		name := k.Name
 		_, configured := h.oauth[name]
 		if _, ok := linked[name]; configured || ok {
 			rows = append(rows, row(name))
@@ -102,7 +103,7 @@ func (a linkedAccount) LinkURL() string {
 // still be unlinked.
 func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("provider")
-	if _, ok := supportedProviders[name]; !ok {
+	if _, ok := providerKind(name); !ok {
 		web.WriteProblem(w, r, errUnknownProvider)
 		return
 	}

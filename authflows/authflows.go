@@ -10,6 +10,7 @@
 package authflows
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -88,7 +89,11 @@ type Handler struct {
 }
 
 // New checks cfg and builds the handler.
-func New(cfg Config) (*Handler, error) {
+func New(cfg Config) (*Handler, error) { return NewContext(context.Background(), cfg) }
+
+// NewContext is New with a context that bounds the calls made at start
+// (OIDC discovery, retried for up to 30 s).
+func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.Store == nil || cfg.BaseURL == nil || cfg.CookieName == "" {
 		return nil, errors.New("authflows: Store, BaseURL and CookieName are required")
 	}
@@ -122,7 +127,7 @@ func New(cfg Config) (*Handler, error) {
 	if h.mails, err = loadMailTemplates(cfg.MailTemplates); err != nil {
 		return nil, err
 	}
-	if h.oauth, err = newProviders(cfg.Providers, cfg.Clock); err != nil {
+	if h.oauth, err = newProviders(ctx, cfg.Providers, cfg.Clock); err != nil {
 		return nil, err
 	}
 	h.hasher = NewHasher(cfg.Hash)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -12,71 +13,67 @@ import (
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
-// ProviderConfig is one configured OAuth provider (seed: OAuthConfig). Empty
-// endpoint fields take the provider's public defaults.
+// ProviderConfig is one configured sign-in provider (seed: OAuthConfig).
+// Which fields count depends on the kind named by Name; empty endpoint
+// fields take the provider's public defaults.
 type ProviderConfig struct {
-	Name         string // "google" or "github"
+	Name         string // a kind of ProviderKinds: "google", "github" or "oidc"
 	ClientID     string
 	ClientSecret string
 	RedirectURL  string // must be {base-url}/auth/callback/{Name}
-	AuthURL      string
-	TokenURL     string
+	AuthURL      string // google, github
+	TokenURL     string // google, github
 	UserinfoURL  string // google
-	APIURL       string // github: base of GET /user and GET /user/emails
-	// Issuer is the iss an ID token must carry (google). Empty: Google's,
-	// "https://accounts.google.com" or "accounts.google.com". Tests point it
-	// at their fake provider.
+	JWKSURL      string // google: the key set that signs its ID tokens
+	APIURL       string // github: base of GET /user, /user/emails, /user/orgs, /user/teams
+	// Issuer is the iss an ID token must carry. Google: empty means
+	// Google's ("https://accounts.google.com" or "accounts.google.com");
+	// tests point it at their fake. OIDC: the issuer URL whose discovery
+	// document configures the provider (--oidc-issuer-url).
 	Issuer string
+
+	Title       string   // oidc: the button label
+	Scopes      []string // oidc: the scopes asked for
+	GroupsClaim string   // oidc: the ID token claim holding the user's groups
+
+	Orgs          []string // github: organizations reported as groups "github:ORG"
+	Teams         []string // github: "org/team-slug", reported as "github:ORG/TEAM"
+	HostedDomains []string // google: hd values reported as "google:HD"
+
+	// discoveryWait bounds the retries of OIDC discovery at start
+	// (default 30 s); tests shorten it.
+	discoveryWait time.Duration
 }
 
-// providerKind is what Gatehouse knows about a supported provider.
-type providerKind struct {
+// identifier is a provider kind's own step: who the account behind a token
+// response is. Each kind (oauth_google.go, oauth_github.go, oauth_oidc.go)
+// has one; the flows never ask a provider's name.
+type identifier interface {
+	identify(ctx context.Context, tok *oauth2.Token, nonce string) (providerIdentity, error)
+}
+
+// providerSetup is what a kind builds from its configuration.
+type providerSetup struct {
 	title    string
-	scopes   []string // minimal (OA11)
-	authURL  string
-	tokenURL string
-	infoURL  string // google userinfo, github API base
-	issuers  []string
-	oidc     bool // ID token with nonce (google)
-}
-
-// providerOrder lists the supported providers in the order pages show them.
-var providerOrder = []string{"google", "github"}
-
-// supportedProviders are the providers Gatehouse can talk to; the name is the
-// path segment of /auth/login/{provider} and the key of linked identities.
-var supportedProviders = map[string]providerKind{
-	"google": {
-		title:    "Google",
-		scopes:   []string{"openid", "email", "profile"},
-		authURL:  "https://accounts.google.com/o/oauth2/v2/auth",
-		tokenURL: "https://oauth2.googleapis.com/token",
-		infoURL:  "https://openidconnect.googleapis.com/v1/userinfo",
-		issuers:  []string{"https://accounts.google.com", "accounts.google.com"},
-		oidc:     true,
-	},
-	"github": {
-		title:    "GitHub",
-		scopes:   []string{"read:user", "user:email"},
-		authURL:  "https://github.com/login/oauth/authorize",
-		tokenURL: "https://github.com/login/oauth/access_token",
-		infoURL:  "https://api.github.com",
-	},
+	endpoint oauth2.Endpoint
+	scopes   []string
+	nonce    bool // the authorization carries an OIDC nonce
+	identity identifier
 }
 
 // providerTimeout bounds each call to a provider (token exchange, user API).
 const providerTimeout = 10 * time.Second
 
-// provider is a configured provider: its OAuth client and the endpoints of
-// its identity. It never holds a user's token.
+// provider is a configured provider: its OAuth client and how it identifies
+// an account. It never holds a user's token.
 type provider struct {
-	Name    string // as in the URL and in storage.Identity.Provider
-	Title   string // for pages: "Google", "GitHub"
-	kind    providerKind
-	oauth   *oauth2.Config
-	infoURL string
-	issuers []string
-	client  *http.Client
+	Name  string // as in the URL and in storage.Identity.Provider
+	Title string // for pages: "Google", "GitHub", --oidc-title
+	nonce bool
+	oauth *oauth2.Config
+	id    identifier
+	// client is used for every call to the provider, with timeouts.
+	client *http.Client
 	// starts limits the flows a client IP may start with this provider, so
 	// that unauthenticated requests cannot fill the store with pending
 	// flows (DS1): at most flowStartBurst per flowStartPeriod.
@@ -93,13 +90,14 @@ const (
 )
 
 // newProviders builds the configured providers, their start limits on the
-// clock now. An unsupported name, a provider listed twice, or one without
-// client id, secret or redirect URL is an error (cmd/gatehouse reports the
-// flags; this is the backstop).
-func newProviders(cfgs []ProviderConfig, now func() time.Time) (map[string]*provider, error) {
+// clock now. An unsupported name, a provider listed twice, one without
+// client id, secret or redirect URL, or one whose setup fails (an http://
+// endpoint off loopback, an OIDC issuer that cannot be discovered) is an
+// error (cmd/gatehouse reports bad flags first; this is the backstop).
+func newProviders(ctx context.Context, cfgs []ProviderConfig, now func() time.Time) (map[string]*provider, error) {
 	m := map[string]*provider{}
 	for _, c := range cfgs {
-		kind, ok := supportedProviders[c.Name]
+		kind, ok := providerKind(c.Name)
 		switch {
 		case !ok:
 			return nil, fmt.Errorf("authflows: unsupported OAuth provider %q", c.Name)
@@ -108,36 +106,34 @@ func newProviders(cfgs []ProviderConfig, now func() time.Time) (map[string]*prov
 		case c.ClientID == "" || c.ClientSecret == "" || c.RedirectURL == "":
 			return nil, fmt.Errorf("authflows: OAuth provider %q needs a client id, a client secret and a redirect URL", c.Name)
 		}
-		p := &provider{
-			Name:    c.Name,
-			Title:   kind.title,
-			kind:    kind,
-			infoURL: or(c.UserinfoURL, kind.infoURL),
-			issuers: kind.issuers,
-			client:  &http.Client{Timeout: providerTimeout},
-			starts:  newKeyedLimiter(flowStartBurst, flowStartPeriod, now),
+		client := &http.Client{Timeout: providerTimeout}
+		setup, err := kind.setup(ctx, c, client, now)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range []string{setup.endpoint.AuthURL, setup.endpoint.TokenURL} {
+			if err := CheckEndpointURL(e); err != nil {
+				return nil, fmt.Errorf("authflows: %s endpoint: %w", c.Name, err)
+			}
+		}
+		// Every provider takes the client credentials in the body; a fixed
+		// style avoids x/oauth2 retrying a failed exchange with the other.
+		setup.endpoint.AuthStyle = oauth2.AuthStyleInParams
+		m[c.Name] = &provider{
+			Name:   c.Name,
+			Title:  setup.title,
+			nonce:  setup.nonce,
+			id:     setup.identity,
+			client: client,
+			starts: newKeyedLimiter(flowStartBurst, flowStartPeriod, now),
 			oauth: &oauth2.Config{
 				ClientID:     c.ClientID,
 				ClientSecret: c.ClientSecret,
 				RedirectURL:  c.RedirectURL,
-				Scopes:       kind.scopes,
-				Endpoint: oauth2.Endpoint{
-					AuthURL:  or(c.AuthURL, kind.authURL),
-					TokenURL: or(c.TokenURL, kind.tokenURL),
-					// Both providers take the client credentials in the
-					// body; a fixed style avoids x/oauth2 retrying a
-					// failed exchange with the other one.
-					AuthStyle: oauth2.AuthStyleInParams,
-				},
+				Scopes:       setup.scopes,
+				Endpoint:     setup.endpoint,
 			},
 		}
-		if c.Name == "github" {
-			p.infoURL = or(c.APIURL, kind.infoURL)
-		}
-		if c.Issuer != "" {
-			p.issuers = []string{c.Issuer}
-		}
-		m[c.Name] = p
 	}
 	return m, nil
 }
@@ -159,8 +155,8 @@ type providerLink struct {
 // sign-in page's buttons (.Providers with .Name and .Title).
 func (h *Handler) providerLinks() []providerLink {
 	var out []providerLink
-	for _, name := range providerOrder {
-		if p, ok := h.oauth[name]; ok {
+	for _, k := range providerKinds {
+		if p, ok := h.oauth[k.Name]; ok {
 			out = append(out, providerLink{Name: p.Name, Title: p.Title})
 		}
 	}
@@ -177,7 +173,7 @@ var (
 // provider_not_configured for a supported one without credentials.
 func (h *Handler) configuredProvider(w http.ResponseWriter, r *http.Request) (*provider, bool) {
 	name := r.PathValue("provider")
-	if _, ok := supportedProviders[name]; !ok {
+	if _, ok := providerKind(name); !ok {
 		web.WriteProblem(w, r, errUnknownProvider)
 		return nil, false
 	}
@@ -191,9 +187,12 @@ func (h *Handler) configuredProvider(w http.ResponseWriter, r *http.Request) (*p
 
 // providerTitle names a provider for pages and messages, also one that is
 // no longer configured.
-func providerTitle(name string) string {
-	if k, ok := supportedProviders[name]; ok {
-		return k.title
+func (h *Handler) providerTitle(name string) string {
+	if p, ok := h.oauth[name]; ok {
+		return p.Title
+	}
+	if k, ok := providerKind(name); ok {
+		return k.Title
 	}
 	return name
 }
@@ -207,3 +206,10 @@ func (p *provider) callContext(ctx context.Context) (context.Context, context.Ca
 
 // errProviderCall marks a failed call to the provider (502 provider_error).
 var errProviderCall = errors.New("provider call failed")
+
+// sortedUnique returns the distinct values of s in order.
+func sortedUnique(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}

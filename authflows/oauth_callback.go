@@ -6,22 +6,24 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 var (
-	errInvalidState     = web.NewProblem(http.StatusBadRequest, "invalid_state", "This sign-in link is invalid or has expired. Please start again")
-	errInvalidIDToken   = web.NewProblem(http.StatusBadRequest, "invalid_id_token", "The provider's ID token was not valid for this sign-in")
-	errProviderFailed   = web.NewProblem(http.StatusBadGateway, "provider_error", "The sign-in provider could not be reached or refused the request")
-	errAccessDenied     = web.NewProblem(http.StatusBadRequest, "access_denied", "Sign-in was cancelled at the provider")
-	errNoCode           = web.NewProblem(http.StatusBadRequest, "invalid_request", "The provider sent no authorization code")
-	errEmailNotVerified = web.NewProblem(http.StatusForbidden, "email_not_verified", "Your email address at the provider is not verified")
-	errIdentityInUse    = web.NewProblem(http.StatusConflict, "identity_in_use", "This account is already linked to another user")
-	errAlreadyLinked    = web.NewProblem(http.StatusConflict, "provider_already_linked", "You already linked another account of this provider; unlink it first")
-	errAccountExists    = web.NewProblem(http.StatusConflict, "account_exists", "An account with this email already exists: sign in, then link")
-	errCallbackMethod   = web.NewProblem(http.StatusMethodNotAllowed, "method_not_allowed", "The sign-in callback answers GET only")
+	errInvalidState      = web.NewProblem(http.StatusBadRequest, "invalid_state", "This sign-in link is invalid or has expired. Please start again")
+	errInvalidIDToken    = web.NewProblem(http.StatusBadRequest, "invalid_id_token", "The provider's ID token was not valid for this sign-in")
+	errProviderFailed    = web.NewProblem(http.StatusBadGateway, "provider_error", "The sign-in provider could not be reached or refused the request")
+	errAccessDenied      = web.NewProblem(http.StatusBadRequest, "access_denied", "Sign-in was cancelled at the provider")
+	errNoCode            = web.NewProblem(http.StatusBadRequest, "invalid_request", "The provider sent no authorization code")
+	errEmailNotVerified  = web.NewProblem(http.StatusForbidden, "email_not_verified", "Your email address at the provider is not verified")
+	errIdentityInUse     = web.NewProblem(http.StatusConflict, "identity_in_use", "This account is already linked to another user")
+	errAlreadyLinked     = web.NewProblem(http.StatusConflict, "provider_already_linked", "You already linked another account of this provider; unlink it first")
+	errAccountExists     = web.NewProblem(http.StatusConflict, "account_exists", "An account with this email already exists: sign in, then link")
+	errInsufficientScope = web.NewProblem(http.StatusForbidden, "insufficient_scope", "The provider did not grant the access needed to check your memberships")
+	errCallbackMethod    = web.NewProblem(http.StatusMethodNotAllowed, "method_not_allowed", "The sign-in callback answers GET only")
 )
 
 // callback completes a flow: GET /auth/callback/{provider}. The state is
@@ -70,13 +72,17 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, r, errNoCode)
 		return
 	}
-	id, err := p.identify(r.Context(), code, flow, h.now())
+	id, err := p.identify(r.Context(), code, flow)
 	if err != nil {
 		var tokenErr idTokenError
+		var scopeErr scopeError
 		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", err.Error()))
-		if errors.As(err, &tokenErr) {
+		switch {
+		case errors.As(err, &tokenErr):
 			web.WriteProblem(w, r, errInvalidIDToken)
-		} else {
+		case errors.As(err, &scopeErr):
+			web.WriteProblem(w, r, errInsufficientScope)
+		default:
 			web.WriteProblem(w, r, errProviderFailed)
 		}
 		return
@@ -170,7 +176,7 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 		h.answerStoreFailure(w, r, err)
 		return
 	}
-	h.oauthEvent(r, p.Name, "login", slog.String("user_id", u.ID))
+	h.oauthEvent(r, p.Name, "login", slog.String("user_id", u.ID), slog.String("groups", strings.Join(id.Groups, ",")))
 	seeOther(w, r, flow.Redirect)
 }
 

@@ -73,6 +73,11 @@ type oauthEnvOptions struct {
 	closedSignup bool
 	// policy is the access policy of the Handler and of the gate.
 	policy *policy.Policy
+	// oidc, when set, configures the generic OIDC provider too, given
+	// Gatehouse's base URL.
+	oidc func(base string) ProviderConfig
+	// configure, when set, edits each provider's configuration.
+	configure func(c *ProviderConfig)
 }
 
 const (
@@ -113,7 +118,7 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 				Name: "google", ClientID: googleClientID, ClientSecret: "google-secret",
 				RedirectURL: e.base + "/auth/callback/google",
 				AuthURL:     e.google.AuthURL(), TokenURL: e.google.TokenURL(),
-				UserinfoURL: e.google.UserinfoURL(), Issuer: issuer,
+				UserinfoURL: e.google.UserinfoURL(), JWKSURL: e.google.JWKSURL(), Issuer: issuer,
 			})
 		case "github":
 			providers = append(providers, ProviderConfig{
@@ -121,6 +126,14 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 				RedirectURL: e.base + "/auth/callback/github",
 				AuthURL:     e.github.AuthURL(), TokenURL: e.github.TokenURL(), APIURL: e.github.APIURL(),
 			})
+		}
+	}
+	if opts.oidc != nil {
+		providers = append(providers, opts.oidc(e.base))
+	}
+	if opts.configure != nil {
+		for i := range providers {
+			opts.configure(&providers[i])
 		}
 	}
 	e.dbPath = filepath.Join(t.TempDir(), "oauth.db")

@@ -48,7 +48,7 @@ func (h *Handler) oauthLink(w http.ResponseWriter, r *http.Request) {
 // startFlow stores a pending flow under the hash of a fresh state, sets the
 // transaction cookie and sends the browser to the provider with the state,
 // the PKCE S256 challenge (OA2), the configured redirect_uri (OA3), the
-// minimal scopes (OA11) and, for Google, a nonce. A client IP past its
+// minimal scopes (OA11) and, for an OpenID provider, a nonce. A client IP past its
 // limit of flow starts with this provider gets 429 and nothing is stored
 // (DS1).
 func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider, purpose string, sessionHash storage.Hash) {
@@ -72,7 +72,7 @@ func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider,
 		ExpiresAt:   now.Add(oauthFlowTTL),
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(flow.Verifier)}
-	if p.kind.oidc {
+	if p.nonce {
 		flow.Nonce = newSecret()
 		opts = append(opts, oauth2.SetAuthURLParam("nonce", flow.Nonce))
 	}

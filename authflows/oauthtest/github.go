@@ -2,6 +2,7 @@ package oauthtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,13 +16,18 @@ import (
 // GitHub does), and the API's GET /user (numeric id) and GET /user/emails.
 type GitHub struct {
 	*server
+	dropScope string            // scope the next token is granted without
+	granted   map[string]string // access token → granted scopes (comma separated)
+	pageSize  int               // entries per page of /user/orgs and /user/teams
 }
 
 // NewGitHub starts a fake GitHub for client; close it when done.
 func NewGitHub(client Client, now func() time.Time) *GitHub {
-	g := &GitHub{server: newServer(client, now)}
+	g := &GitHub{server: newServer(client, now), granted: map[string]string{}, pageSize: 2}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /login/oauth/authorize", g.handleAuthorize([]string{"read:user", "user:email"}, false))
+	mux.HandleFunc("GET /login/oauth/authorize", g.handleAuthorize([]string{"read:user", "user:email"}, false, "read:org"))
+	mux.HandleFunc("GET /api/v3/user/orgs", g.handleOrgs)
+	mux.HandleFunc("GET /api/v3/user/teams", g.handleTeams)
 	mux.HandleFunc("POST /login/oauth/access_token", g.handleToken)
 	mux.HandleFunc("GET /api/v3/user", g.handleUser)
 	mux.HandleFunc("GET /api/v3/user/emails", g.handleEmails)
@@ -53,7 +59,105 @@ func (g *GitHub) handleToken(w http.ResponseWriter, r *http.Request) {
 		answer(url.Values{"error": {code}, "error_description": {err.Error()}})
 		return
 	}
-	answer(url.Values{"access_token": {g.issueToken(gr.account)}, "token_type": {"bearer"}, "scope": {strings.ReplaceAll(gr.scope, " ", ",")}})
+	var scopes []string
+	g.mu.Lock()
+	for _, sc := range strings.Fields(gr.scope) {
+		if sc != g.dropScope {
+			scopes = append(scopes, sc)
+		}
+	}
+	g.dropScope = ""
+	g.mu.Unlock()
+	token := g.issueToken(gr.account)
+	g.mu.Lock()
+	g.granted[token] = strings.Join(scopes, ",")
+	g.mu.Unlock()
+	answer(url.Values{"access_token": {token}, "token_type": {"bearer"}, "scope": {strings.Join(scopes, ",")}})
+}
+
+// GrantNextWithout makes the next token lack scope (as when the user or an
+// organization's policy withholds it): the token response's scope omits
+// it and the endpoints that need it answer 403.
+func (g *GitHub) GrantNextWithout(scope string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dropScope = scope
+}
+
+// handleOrgs is GET /user/orgs: the account's organizations, paginated.
+// Without read:org it lists none, as GitHub lists only what the token may see.
+func (g *GitHub) handleOrgs(w http.ResponseWriter, r *http.Request) {
+	a, scopes, ok := g.account(w, r, "orgs")
+	if !ok {
+		return
+	}
+	var list []map[string]any
+	if strings.Contains(scopes, "read:org") {
+		for i, o := range a.Orgs {
+			list = append(list, map[string]any{"login": o, "id": i + 1})
+		}
+	}
+	g.page(w, r, list)
+}
+
+// handleTeams is GET /user/teams, paginated; 403 without read:org.
+func (g *GitHub) handleTeams(w http.ResponseWriter, r *http.Request) {
+	a, scopes, ok := g.account(w, r, "teams")
+	if !ok {
+		return
+	}
+	if !strings.Contains(scopes, "read:org") {
+		writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
+		return
+	}
+	var list []map[string]any
+	for i, t := range a.Teams {
+		org, slug, _ := strings.Cut(t, "/")
+		list = append(list, map[string]any{"id": i + 1, "slug": slug, "name": slug, "organization": map[string]any{"login": org}})
+	}
+	g.page(w, r, list)
+}
+
+func (g *GitHub) account(w http.ResponseWriter, r *http.Request, endpoint string) (Account, string, bool) {
+	if g.apiFailure(w, endpoint) {
+		return Account{}, "", false
+	}
+	a, ok := g.bearer(r)
+	if !ok {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
+		return Account{}, "", false
+	}
+	t, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return a, g.granted[t], true
+}
+
+// page answers one page of list (?page=N, at most pageSize entries or
+// per_page if smaller) with GitHub's Link header to the next one.
+func (g *GitHub) page(w http.ResponseWriter, r *http.Request, list []map[string]any) {
+	size := g.pageSize
+	if n, err := strconv.Atoi(r.URL.Query().Get("per_page")); err == nil && n > 0 && n < size {
+		size = n
+	}
+	page := 1
+	if n, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && n > 0 {
+		page = n
+	}
+	from := min((page-1)*size, len(list))
+	to := min(from+size, len(list))
+	if to < len(list) {
+		next := *r.URL
+		q := next.Query()
+		q.Set("page", strconv.Itoa(page+1))
+		next.RawQuery = q.Encode()
+		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next", <%s%s>; rel="last"`, g.srv.URL, next.RequestURI(), g.srv.URL, next.Path))
+	}
+	out := list[from:to]
+	if out == nil {
+		out = []map[string]any{}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (g *GitHub) handleUser(w http.ResponseWriter, r *http.Request) {

@@ -31,6 +31,10 @@ type Account struct {
 	Email         string
 	EmailVerified bool
 	Login         string // GitHub login name (never a key: OA5)
+	// Orgs and Teams ("org/team-slug") are the GitHub account's memberships.
+	Orgs, Teams []string
+	// HostedDomain is the Google ID token's hd claim ("" for none).
+	HostedDomain string
 }
 
 // Client is the registered OAuth client the fake accepts.
@@ -159,7 +163,7 @@ func (s *server) fail(format string, args ...any) string {
 // consents at once: a valid request is redirected to redirect_uri with a
 // fresh code and the state; an invalid one gets 400 and no redirect (as a
 // real provider does for a bad client or redirect_uri).
-func (s *server) handleAuthorize(wantScopes []string, needNonce bool) http.HandlerFunc {
+func (s *server) handleAuthorize(wantScopes []string, needNonce bool, optional ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		s.mu.Lock()
@@ -179,7 +183,7 @@ func (s *server) handleAuthorize(wantScopes []string, needNonce bool) http.Handl
 			problem = s.fail("authorize: no PKCE S256 challenge")
 		case needNonce && q.Get("nonce") == "":
 			problem = s.fail("authorize: no nonce")
-		case !sameScopes(q.Get("scope"), wantScopes):
+		case !sameScopes(q.Get("scope"), wantScopes) && !sameScopes(q.Get("scope"), append(slices.Clone(wantScopes), optional...)):
 			problem = s.fail("authorize: scope %q, want %q", q.Get("scope"), strings.Join(wantScopes, " "))
 		}
 		if problem != "" {

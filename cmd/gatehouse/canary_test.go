@@ -137,7 +137,7 @@ func TestLogCanary(t *testing.T) {
 		"--smtp-addr", relay.Addr, "--smtp-tls", "none", "--smtp-username", "gatehouse-relay",
 		"--smtp-password-file", smtpFile, "--smtp-from", "gatehouse@example.com",
 		"--google-client-id", "google-canary-client", "--google-client-secret", googleSecret,
-		"--google-auth-url", google.AuthURL(), "--google-token-url", google.TokenURL(), "--google-userinfo-url", google.UserinfoURL(),
+		"--google-auth-url", google.AuthURL(), "--google-token-url", google.TokenURL(), "--google-userinfo-url", google.UserinfoURL(), "--google-jwks-url", google.JWKSURL(),
 		"--github-client-id", "github-canary-client", "--github-client-secret", githubSecret,
 		"--github-auth-url", github.AuthURL(), "--github-token-url", github.TokenURL(), "--github-api-url", github.APIURL())
 	asJSON := func(v map[string]string) string { b, _ := json.Marshal(v); return string(b) }

@@ -99,8 +99,8 @@ func TestSecretFiles(t *testing.T) {
 	}
 	for name, got := range map[string][2]string{
 		"smtp":   {c.SMTP.Password, "smtp-s3cret"},
-		"google": {c.Google.ClientSecret, "google-s3cret"},
-		"github": {c.GitHub.ClientSecret, "github-s3cret"},
+		"google": {c.provider("google").ClientSecret, "google-s3cret"},
+		"github": {c.provider("github").ClientSecret, "github-s3cret"},
 	} {
 		if got[0] != got[1] {
 			t.Errorf("%s secret %q, want %q", name, got[0], got[1])

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
+	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -39,8 +40,10 @@ type Config struct {
 	MailDir       string
 	MailTemplates string
 
-	Google OAuthConfig
-	GitHub OAuthConfig
+	// Providers holds one entry per kind of authflows.ProviderKinds, in
+	// that order, filled by the kind's own flags; a kind is on when its
+	// flags enable it.
+	Providers []authflows.ProviderConfig
 
 	// Policy are the access rules (--allow-*, --github-org, …), checked
 	// and normalized; the policy is on when any is set.
@@ -62,15 +65,6 @@ type Config struct {
 // SMTPConfig is the mail relay; an empty Addr means mail goes to files.
 type SMTPConfig struct {
 	Addr, Username, Password, TLS, From string
-}
-
-// OAuthConfig is one provider's registration and endpoints. A provider is
-// enabled when ClientID is set.
-type OAuthConfig struct {
-	ClientID, ClientSecret, RedirectURL string
-	AuthURL, TokenURL                   string
-	UserinfoURL                         string // Google
-	APIURL                              string // GitHub
 }
 
 // TLSConfig is how Gatehouse terminates TLS, if at all.
@@ -180,3 +174,13 @@ func defaultTLSStorage(db string) string {
 }
 
 var errHelp = errors.New("help requested")
+
+// provider returns the configuration of the provider kind name (tests).
+func (c *Config) provider(name string) *authflows.ProviderConfig {
+	for i := range c.Providers {
+		if c.Providers[i].Name == name {
+			return &c.Providers[i]
+		}
+	}
+	return nil
+}

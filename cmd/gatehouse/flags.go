@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
@@ -52,10 +52,11 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.StringVar(&c.SMTP.From, "smtp-from", "", "From address (default gatehouse@<base-url host>; required with --smtp-addr when that host is an IP address)")
 	fs.StringVar(&c.MailDir, "mail-dir", "mail", "without --smtp-addr, each message is written here as an RFC 5322 .eml file")
 	fs.StringVar(&c.MailTemplates, "mail-templates", "", "directory of mail templates overriding the embedded ones")
-	oauthFlags(fs, "google", "Google", &c.Google)
-	fs.StringVar(&c.Google.UserinfoURL, "google-userinfo-url", "https://openidconnect.googleapis.com/v1/userinfo", "Google userinfo endpoint")
-	oauthFlags(fs, "github", "GitHub", &c.GitHub)
-	fs.StringVar(&c.GitHub.APIURL, "github-api-url", "https://api.github.com", "base URL of the GitHub API (GET /user, GET /user/emails)")
+	kinds := authflows.ProviderKinds()
+	c.Providers = make([]authflows.ProviderConfig, len(kinds))
+	for i, k := range kinds {
+		k.DeclareFlags(fs, &c.Providers[i])
+	}
 	policyFlags(fs, c)
 	fs.StringSliceVar(&c.TLS.Domains, "tls-domain", nil, "domain to obtain a certificate for by ACME; turns on automatic HTTPS (repeatable)")
 	fs.StringVar(&c.TLS.Email, "tls-email", "", "ACME account email")
@@ -81,19 +82,6 @@ func passwordFlag(fs *pflag.FlagSet, n *int) {
 func logFlags(fs *pflag.FlagSet, format, level *string) {
 	fs.StringVar(format, "log-format", "text", "log format: text or json")
 	fs.StringVar(level, "log-level", "info", "log level: debug, info, warn or error")
-}
-
-func oauthFlags(fs *pflag.FlagSet, name, title string, c *OAuthConfig) {
-	authURL, tokenURL := "https://accounts.google.com/o/oauth2/v2/auth", "https://oauth2.googleapis.com/token"
-	if name == "github" {
-		authURL, tokenURL = "https://github.com/login/oauth/authorize", "https://github.com/login/oauth/access_token"
-	}
-	fs.StringVar(&c.ClientID, name+"-client-id", "", title+" OAuth client id; enables "+title+" sign-in and linking")
-	fs.StringVar(&c.ClientSecret, name+"-client-secret", "", title+" OAuth client secret (or --"+name+"-client-secret-file)")
-	fs.String(name+"-client-secret-file", "", "file holding the "+title+" OAuth client secret")
-	fs.StringVar(&c.RedirectURL, name+"-redirect-url", "", "callback registered with "+title+"; must equal {base-url}/auth/callback/"+name)
-	fs.StringVar(&c.AuthURL, name+"-auth-url", authURL, title+" authorization endpoint")
-	fs.StringVar(&c.TokenURL, name+"-token-url", tokenURL, title+" token endpoint")
 }
 
 // usage prints the help text of the server command.
@@ -137,7 +125,14 @@ func parseServe(args []string, getenv func(string) string, out io.Writer) (Confi
 	secrets := []struct {
 		flag string
 		dst  *string
-	}{{"smtp-password", &c.SMTP.Password}, {"google-client-secret", &c.Google.ClientSecret}, {"github-client-secret", &c.GitHub.ClientSecret}}
+	}{{"smtp-password", &c.SMTP.Password}}
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		secrets = append(secrets, struct {
+			flag string
+			dst  *string
+		}{p.Name + "-client-secret", &p.ClientSecret})
+	}
 	for _, s := range secrets {
 		if err := secretFromFile(fs, s.flag, s.dst); err != nil {
 			return Config{}, err
@@ -204,11 +199,10 @@ func parseServe(args []string, getenv func(string) string, out io.Writer) (Confi
 	if err := checkMail(&c); err != nil {
 		return Config{}, err
 	}
-	if err := checkProvider("google", &c.Google, c.BaseURL, true); err != nil {
-		return Config{}, err
-	}
-	if err := checkProvider("github", &c.GitHub, c.BaseURL, false); err != nil {
-		return Config{}, err
+	for i, k := range authflows.ProviderKinds() {
+		if err := k.CheckFlags(&c.Providers[i], c.BaseURL); err != nil {
+			return Config{}, err
+		}
 	}
 	if err := checkPolicy(&c); err != nil {
 		return Config{}, err
@@ -321,39 +315,6 @@ func checkMail(c *Config) error {
 	}
 	if !strings.Contains(c.SMTP.From, "@") || strings.ContainsAny(c.SMTP.From, "\r\n") {
 		return flagError("smtp-from", "%q is not an email address", c.SMTP.From)
-	}
-	return nil
-}
-
-// checkProvider enforces seed rule 6: a configured provider has a client id,
-// a secret, and a redirect URL that is exactly {base-url}/auth/callback/{name}.
-func checkProvider(name string, p *OAuthConfig, base *url.URL, google bool) error {
-	want := base.String() + "/auth/callback/" + name
-	if p.ClientID == "" {
-		if p.ClientSecret != "" {
-			return flagError(name+"-client-id", "is required when --%s-client-secret is set", name)
-		}
-		return nil
-	}
-	if p.ClientSecret == "" {
-		return flagError(name+"-client-secret", "is required when --%s-client-id is set", name)
-	}
-	if p.RedirectURL == "" {
-		p.RedirectURL = want
-	}
-	if p.RedirectURL != want {
-		return flagError(name+"-redirect-url", "%q must equal the callback address %q ({base-url}/auth/callback/%s)", p.RedirectURL, want, name)
-	}
-	endpoints := [][2]string{{name + "-auth-url", p.AuthURL}, {name + "-token-url", p.TokenURL}}
-	if google {
-		endpoints = append(endpoints, [2]string{"google-userinfo-url", p.UserinfoURL})
-	} else {
-		endpoints = append(endpoints, [2]string{"github-api-url", p.APIURL})
-	}
-	for _, e := range endpoints {
-		if _, err := parseURL(e[0], e[1]); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func TestParseDefaults(t *testing.T) {
 		{"smtp-tls", c.SMTP.TLS, "starttls"},
 		{"smtp-from", c.SMTP.From, "gatehouse@localhost"},
 		{"mail-dir", c.MailDir, "mail"},
-		{"github-api-url", c.GitHub.APIURL, "https://api.github.com"},
+		{"github-api-url", c.provider("github").APIURL, "https://api.github.com"},
 		{"log-format", c.LogFormat, "text"},
 		{"log-level", c.LogLevel, "info"},
 		{"tls", c.TLS.Enabled(), false},
@@ -86,11 +86,11 @@ func TestParseSecretFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Google.ClientSecret != "s3cret-value" {
-		t.Errorf("secret from file = %q", c.Google.ClientSecret)
+	if c.provider("google").ClientSecret != "s3cret-value" {
+		t.Errorf("secret from file = %q", c.provider("google").ClientSecret)
 	}
-	if c.Google.RedirectURL != "http://localhost:8080/auth/callback/google" {
-		t.Errorf("default redirect URL = %q", c.Google.RedirectURL)
+	if c.provider("google").RedirectURL != "http://localhost:8080/auth/callback/google" {
+		t.Errorf("default redirect URL = %q", c.provider("google").RedirectURL)
 	}
 	_, err = parseServe([]string{"--upstream", "http://127.0.0.1:3000", "--smtp-password", "x", "--smtp-password-file", secret}, envOf(nil), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--smtp-password") {
@@ -156,6 +156,17 @@ func TestParseRejectsBadValues(t *testing.T) {
 		{append(up, "--google-client-id", "id"), "--google-client-secret"},
 		{append(up, "--github-client-secret", "s"), "--github-client-id"},
 		{append(up, "--github-client-id", "id", "--github-client-secret", "s", "--github-redirect-url", "http://localhost:8080/callback"), "--github-redirect-url"},
+		{append(up, "--oidc-client-id", "id", "--oidc-client-secret", "s"), "--oidc-issuer-url"},
+		{append(up, "--oidc-issuer-url", "https://idp.example", "--oidc-client-secret", "s"), "--oidc-client-id"},
+		{append(up, "--oidc-issuer-url", "https://idp.example", "--oidc-client-id", "id"), "--oidc-client-secret"},
+		{append(up, "--oidc-issuer-url", "http://idp.example", "--oidc-client-id", "id", "--oidc-client-secret", "s"), "--oidc-issuer-url"},
+		{append(up, "--oidc-issuer-url", "idp.example", "--oidc-client-id", "id", "--oidc-client-secret", "s"), "--oidc-issuer-url"},
+		{append(up, "--oidc-issuer-url", "https://idp.example", "--oidc-client-id", "id", "--oidc-client-secret", "s", "--oidc-scopes", "email profile"), "--oidc-scopes"},
+		{append(up, "--oidc-issuer-url", "https://idp.example", "--oidc-client-id", "id", "--oidc-client-secret", "s", "--oidc-redirect-url", "https://evil.example/auth/callback/oidc"), "--oidc-redirect-url"},
+		{append(up, "--google-client-id", "id", "--google-client-secret", "s", "--google-jwks-url", "http://keys.example/certs"), "--google-jwks-url"},
+		{append(up, "--google-client-id", "id", "--google-client-secret", "s", "--google-token-url", "http://oauth2.example/token"), "--google-token-url"},
+		{append(up, "--github-client-id", "id", "--github-client-secret", "s", "--github-api-url", "http://api.example"), "--github-api-url"},
+		{append(up, "--github-client-id", "id", "--github-client-secret", "s", "--github-team", "acme"), "--github-team"},
 		{append(up, "--tls-cert", "c.pem"), "--tls-cert"},
 		{append(up, "--tls-domain", "a.example.com", "--base-url", "http://a.example.com"), "--base-url"},
 		{append(up, "--tls-cert", "c.pem", "--tls-key", "k.pem", "--base-url", "http://localhost:8080"), "--base-url"},

@@ -19,13 +19,14 @@ var upstreamArg = []string{"--upstream", "http://127.0.0.1:3000"}
 
 var githubArgs = []string{"--github-client-id", "id", "--github-client-secret", "s"}
 var googleArgs = []string{"--google-client-id", "id", "--google-client-secret", "s"}
+var oidcArgs = []string{"--oidc-issuer-url", "https://idp.example.com", "--oidc-client-id", "id", "--oidc-client-secret", "s"}
 
 func TestParsePolicyFlags(t *testing.T) {
 	emails := filepath.Join(t.TempDir(), "emails.txt")
 	if err := os.WriteFile(emails, []byte("# team\nada@example.com\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := slices.Concat(upstreamArg, githubArgs, googleArgs, []string{
+	args := slices.Concat(upstreamArg, githubArgs, googleArgs, oidcArgs, []string{
 		"--allow-email-domain", "Corp.com", "--allow-email-domain", ".eu.corp.com",
 		"--allow-emails-file", emails, "--github-org", "Acme", "--github-team", "Acme/Ops",
 		"--google-hosted-domain", "CORP.com", "--allow-group", "Admins",
@@ -91,7 +92,8 @@ func TestPolicyFlagErrors(t *testing.T) {
 		{slices.Concat(githubArgs, []string{"--github-team", "acme"}), "--github-team", "acme"},
 		{slices.Concat(githubArgs, []string{"--github-org", "acme/"}), "--github-org", "acme/"},
 		{slices.Concat(googleArgs, []string{"--google-hosted-domain", ".corp.com"}), "--google-hosted-domain", ".corp.com"},
-		{[]string{"--allow-group", "a\tb"}, "--allow-group", ""},
+		{slices.Concat(oidcArgs, []string{"--allow-group", "a\tb"}), "--allow-group", ""},
+		{[]string{"--allow-group", "admins"}, "--allow-group", "--oidc-issuer-url"},
 		{[]string{"--github-org", "acme"}, "--github-org", "--github-client-id"},
 		{[]string{"--github-team", "acme/ops"}, "--github-team", "--github-client-id"},
 		{[]string{"--google-hosted-domain", "corp.com"}, "--google-hosted-domain", "--google-client-id"},

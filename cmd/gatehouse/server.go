@@ -85,7 +85,7 @@ func (s *server) build(ctx context.Context) error {
 		gatePolicy = pol
 	}
 
-	auth, err := authflows.New(authflows.Config{
+	auth, err := authflows.NewContext(ctx, authflows.Config{
 		BaseURL:           cfg.BaseURL,
 		CookieName:        cfg.CookieName,
 		CookieSecure:      cfg.CookieSecure,
@@ -144,19 +144,13 @@ func (s *server) build(ctx context.Context) error {
 	return nil
 }
 
+// providerConfigs are the providers the flags enabled.
 func providerConfigs(cfg Config) []authflows.ProviderConfig {
 	var out []authflows.ProviderConfig
-	for _, p := range []struct {
-		name string
-		c    OAuthConfig
-	}{{"google", cfg.Google}, {"github", cfg.GitHub}} {
-		if p.c.ClientID == "" {
-			continue
+	for i, k := range authflows.ProviderKinds() {
+		if i < len(cfg.Providers) && k.Enabled(&cfg.Providers[i]) {
+			out = append(out, cfg.Providers[i])
 		}
-		out = append(out, authflows.ProviderConfig{
-			Name: p.name, ClientID: p.c.ClientID, ClientSecret: p.c.ClientSecret, RedirectURL: p.c.RedirectURL,
-			AuthURL: p.c.AuthURL, TokenURL: p.c.TokenURL, UserinfoURL: p.c.UserinfoURL, APIURL: p.c.APIURL,
-		})
 	}
 	return out
 }
