@@ -3,9 +3,10 @@
 // and the pages of those flows.
 //
 // Dependencies: authflows → storage (records, errors), proxy/web (problem
-// answers, the --mode answer, client IP). It never imports proxy itself; the
-// proxy hands /auth/ requests to Handler as a plain http.Handler. The store
-// interface it needs (Store) is declared here.
+// answers, the --mode answer, client IP) and proxy for its session Gate only,
+// so that a session means the same under /auth/ as on proxied paths. The
+// proxy hands /auth/ requests to Handler as a plain http.Handler and never
+// imports authflows. The store interface it needs (Store) is declared here.
 package authflows
 
 import (
@@ -18,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -50,7 +52,10 @@ type Config struct {
 	// WakeMailer is called after mail was queued so that delivery starts at once.
 	WakeMailer func()
 
-	Store      Store
+	Store Store
+	// Gate is the session check shared with the proxy; nil: one built from
+	// Store, CookieName, SessionIdleTTL and Clock (without last-seen writes).
+	Gate       *proxy.Gate
 	Denier     web.Denier                     // answers link requests without a session, per --mode
 	ClientIP   func(*http.Request) netip.Addr // client address behind trusted proxies
 	Clock      func() time.Time
@@ -62,6 +67,7 @@ type Config struct {
 type Handler struct {
 	cfg     Config
 	store   Store
+	gate    *proxy.Gate
 	log     *slog.Logger
 	now     func() time.Time
 	mux     *http.ServeMux
@@ -100,7 +106,10 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Hash == (HashParams{}) {
 		cfg.Hash = DefaultHashParams
 	}
-	h := &Handler{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Clock, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, store: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock, mux: http.NewServeMux()}
+	if h.gate == nil {
+		h.gate = &proxy.Gate{Sessions: cfg.Store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, Clock: cfg.Clock}
+	}
 	var err error
 	if h.metrics, err = newMetrics(cfg.Registerer); err != nil {
 		return nil, err

@@ -232,6 +232,9 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		}
 		switch {
 		case err == nil:
+			if h.gate.Gone != nil {
+				h.gate.Gone(idHash) // its cached assertion goes with it
+			}
 			h.event(r, "logout", slog.String("user_id", s.UserID))
 		case !errors.Is(err, storage.ErrNotFound):
 			// The cookie is gone from this browser, but the session may

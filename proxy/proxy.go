@@ -55,7 +55,10 @@ type Config struct {
 	Sessions SessionSource
 	// LastSeen, when set, is told about sessions whose stored LastSeen is
 	// older than TouchInterval. Its Run loop writes them.
-	LastSeen       *LastSeen
+	LastSeen *LastSeen
+	// Gate, when set, is the session check shared with the /auth/ handlers;
+	// nil: one built from Sessions, LastSeen, CookieName, IdleTTL and Clock.
+	Gate           *Gate
 	CookieName     string   // default DefaultCookieName
 	PublicPaths    []string // served without a session, matched at a segment boundary
 	Denier         web.Denier
@@ -77,15 +80,12 @@ type Config struct {
 type Proxy struct {
 	upstream   *url.URL
 	auth       http.Handler
-	sessions   SessionSource
-	lastSeen   *LastSeen
+	gate       *Gate
 	cookieName string
 	public     publicPaths
 	denier     web.Denier
 	trusted    web.TrustedProxies
-	idleTTL    time.Duration
 	proto      string
-	clock      func() time.Time // nil: the system clock, read with the lookup timer
 	logger     *slog.Logger
 	metrics    *metrics
 	reverse    *httputil.ReverseProxy
@@ -96,8 +96,8 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Upstream == nil || (cfg.Upstream.Scheme != "http" && cfg.Upstream.Scheme != "https") || cfg.Upstream.Host == "" {
 		return nil, errors.New("proxy: upstream must be an http:// or https:// URL with a host")
 	}
-	if cfg.Auth == nil || cfg.Sessions == nil {
-		return nil, errors.New("proxy: Auth and Sessions are required")
+	if cfg.Auth == nil || (cfg.Sessions == nil && cfg.Gate == nil) {
+		return nil, errors.New("proxy: Auth and Sessions (or Gate) are required")
 	}
 	switch cfg.Denier.Mode {
 	case web.Mode401:
@@ -119,20 +119,23 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		upstream:   cfg.Upstream,
 		auth:       cfg.Auth,
-		sessions:   cfg.Sessions,
-		lastSeen:   cfg.LastSeen,
+		gate:       cfg.Gate,
 		cookieName: cfg.CookieName,
 		public:     public,
 		denier:     cfg.Denier,
 		trusted:    cfg.TrustedProxies,
-		idleTTL:    cfg.IdleTTL,
 		proto:      "http",
-		clock:      cfg.Clock,
 		logger:     cfg.Logger,
 		metrics:    m,
 	}
 	if p.cookieName == "" {
 		p.cookieName = DefaultCookieName
+	}
+	if p.gate == nil {
+		p.gate = &Gate{Sessions: cfg.Sessions, CookieName: p.cookieName, IdleTTL: cfg.IdleTTL, LastSeen: cfg.LastSeen, Clock: cfg.Clock}
+	}
+	if p.gate.Lookup == nil {
+		p.gate.Lookup = m.lookup
 	}
 	if cfg.TLS {
 		p.proto = "https"
@@ -181,7 +184,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// 4. The session, read from the store on every request (SS3, SS7, SS9).
-	session, signedIn, err := p.session(r)
+	session, signedIn, err := p.gate.Check(r)
 	if err != nil {
 		p.metrics.failed.Inc()
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",

@@ -74,6 +74,9 @@ func (s *server) build(ctx context.Context) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
 
+	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log}
+	// One session gate for the proxy, /auth/ and the check endpoints.
+	gate := &proxy.Gate{Sessions: s.store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, LastSeen: s.lastSeen}
 	auth, err := authflows.New(authflows.Config{
 		BaseURL:           cfg.BaseURL,
 		CookieName:        cfg.CookieName,
@@ -88,6 +91,7 @@ func (s *server) build(ctx context.Context) error {
 		MailTemplates:     cfg.MailTemplates,
 		WakeMailer:        func() { s.mailer.Wake() }, // s.mailer is built below, before any request
 		Store:             s.store,
+		Gate:              gate,
 		Denier:            denier,
 		ClientIP:          cfg.TrustedProxies.ClientIP,
 		Logger:            s.log,
@@ -100,12 +104,10 @@ func (s *server) build(ctx context.Context) error {
 	if s.mailer, err = newMailer(cfg, s.store, auth.PrepareMail, s.log); err != nil {
 		return err
 	}
-	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log}
 	p, err := proxy.New(proxy.Config{
 		Upstream:        cfg.Upstream,
 		Auth:            auth,
-		Sessions:        s.store,
-		LastSeen:        s.lastSeen,
+		Gate:            gate,
 		CookieName:      cfg.CookieName,
 		PublicPaths:     cfg.PublicPaths,
 		Denier:          denier,
