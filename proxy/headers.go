@@ -18,6 +18,7 @@ var (
 	identityHeaders = []string{
 		"x-forwarded-user", "x-forwarded-email", "remote-user", "x-remote-user",
 		"x-forwarded-preferred-username", "x-forwarded-groups", "x-forwarded-access-token",
+		"x-gatehouse-jwt-assertion", // JW1
 	}
 	identityPrefixes = []string{"x-auth-request-", "x-webauth-"}
 
@@ -122,6 +123,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	if state.signedIn {
 		set(0, "X-Forwarded-User", state.userID)
 		set(1, "X-Forwarded-Email", state.email)
+		if state.assertion != "" {
+			set(5, AssertionHeader, state.assertion)
+		}
 	}
 	forwardedFor, trusted := p.forwardedFor(pr.In)
 	if forwardedFor != "" {

@@ -38,6 +38,16 @@ type SessionToucher interface {
 	TouchSessions(ctx context.Context, lastSeen map[storage.Hash]time.Time) error
 }
 
+// Assertions mints the signed identity assertion of a session (see package
+// proxy/assertion). Token must be cheap when it hands out a cached token:
+// it runs on the request path.
+type Assertions interface {
+	Token(s storage.Session) (string, error)
+}
+
+// AssertionHeader carries the signed identity assertion to the upstream.
+const AssertionHeader = "X-Gatehouse-Jwt-Assertion"
+
 // DefaultCookieName is the session cookie's name when Config.CookieName is empty.
 const DefaultCookieName = "gatehouse_session"
 
@@ -70,7 +80,10 @@ type Config struct {
 	// WebSockets are not cut.
 	UpstreamTimeout time.Duration
 	// Transport reaches the upstream; nil means NewTransport(UpstreamTimeout).
-	Transport  http.RoundTripper
+	Transport http.RoundTripper
+	// Assertions, when set, adds AssertionHeader to every forwarded
+	// request with a session (--identity-assertion).
+	Assertions Assertions
 	Clock      func() time.Time // default time.Now
 	Logger     *slog.Logger     // default slog.Default()
 	Registerer prometheus.Registerer
@@ -85,6 +98,7 @@ type Proxy struct {
 	public     publicPaths
 	denier     web.Denier
 	trusted    web.TrustedProxies
+	assertions Assertions
 	proto      string
 	logger     *slog.Logger
 	metrics    *metrics
@@ -124,6 +138,7 @@ func New(cfg Config) (*Proxy, error) {
 		public:     public,
 		denier:     cfg.Denier,
 		trusted:    cfg.TrustedProxies,
+		assertions: cfg.Assertions,
 		proto:      "http",
 		logger:     cfg.Logger,
 		metrics:    m,
@@ -231,6 +246,17 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 	state := &forwardState{Context: r.Context(), signedIn: signedIn}
 	if signedIn {
 		state.userID, state.email = session.UserID, session.Email
+		if p.assertions != nil {
+			token, err := p.assertions.Token(session)
+			if err != nil { // no signing key: fail closed, as without a store
+				p.metrics.failed.Inc()
+				p.logger.LogAttrs(r.Context(), slog.LevelError, "identity assertion failed",
+					slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
+				web.WriteProblem(w, r, storeUnavailable)
+				return
+			}
+			state.assertion = token
+		}
 	}
 	p.reverse.ServeHTTP(w, r.WithContext(state))
 	switch {
@@ -249,9 +275,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 type forwardState struct {
 	context.Context
 	userID, email string
+	assertion     string // the signed identity assertion, when enabled
 	signedIn      bool
 	failed        bool      // set by the ErrorHandler
-	values        [5]string // backing array of the header values rewrite sets
+	values        [6]string // backing array of the header values rewrite sets
 }
 
 type forwardStateKey struct{}
