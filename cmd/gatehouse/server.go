@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
@@ -32,6 +33,8 @@ type server struct {
 	auth     *authflows.Handler
 	admin    http.Handler
 	lastSeen *proxy.LastSeen
+	keys     *assertion.Keys   // nil with --identity-assertion=false
+	issuer   *assertion.Issuer // nil with --identity-assertion=false
 	mailer   mailer
 	tls      *tlsServing
 	ready    atomic.Bool
@@ -104,10 +107,23 @@ func (s *server) build(ctx context.Context) error {
 	if s.mailer, err = newMailer(cfg, s.store, auth.PrepareMail, s.log); err != nil {
 		return err
 	}
+	var assertions proxy.Assertions
+	if cfg.IdentityAssertion {
+		if s.keys, err = assertion.NewKeys(ctx, s.store, nil, s.log); err != nil {
+			return err
+		}
+		s.issuer, err = assertion.New(assertion.Config{Keys: s.keys, Issuer: cfg.BaseURL.String(), Audience: cfg.AssertionAudience, TTL: cfg.AssertionTTL})
+		if err != nil {
+			return err
+		}
+		gate.Gone = s.issuer.Drop // a revoked session's token goes with it
+		assertions = s.issuer
+	}
 	p, err := proxy.New(proxy.Config{
 		Upstream:        cfg.Upstream,
-		Auth:            auth,
+		Auth:            withJWKS(auth, s.keys),
 		Gate:            gate,
+		Assertions:      assertions,
 		CookieName:      cfg.CookieName,
 		PublicPaths:     cfg.PublicPaths,
 		Denier:          denier,
@@ -130,6 +146,23 @@ func (s *server) build(ctx context.Context) error {
 	}
 	s.admin = s.adminHandler(reg)
 	return nil
+}
+
+// jwksPath is where the proxy listener publishes the assertion keys.
+const jwksPath = "/auth/.well-known/jwks.json"
+
+// withJWKS serves the key set at jwksPath in front of the auth flows.
+func withJWKS(auth http.Handler, keys *assertion.Keys) http.Handler {
+	if keys == nil {
+		return auth
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == jwksPath {
+			keys.ServeHTTP(w, r)
+			return
+		}
+		auth.ServeHTTP(w, r)
+	})
 }
 
 func providerConfigs(cfg Config) []authflows.ProviderConfig {
@@ -170,6 +203,9 @@ func (s *server) adminHandler(reg *prometheus.Registry) http.Handler {
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	if s.keys != nil {
+		mux.Handle("GET /jwks.json", s.keys)
+	}
 	return mux
 }
 
@@ -223,7 +259,11 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	defer s.close()
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep} {
+	loopFuncs := []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep}
+	if s.keys != nil {
+		loopFuncs = append(loopFuncs, s.keys.Run) // rotation on schedule
+	}
+	for _, loop := range loopFuncs {
 		loops.Go(func() {
 			// LastSeen.Run returns its final flush's error: last-seen times lost at shutdown.
 			if err := loop(bg); err != nil {
@@ -312,6 +352,9 @@ func (s *server) sweep(ctx context.Context) error {
 		sessions, err1 := s.store.DeleteExpiredSessions(ctx, now, s.cfg.SessionIdleTTL)
 		tokens, err2 := s.store.DeleteExpiredResetTokens(ctx, now)
 		flows, err3 := s.store.DeleteExpiredOAuthFlows(ctx, now)
+		if s.issuer != nil {
+			s.issuer.Sweep() // tokens of sessions unused for a lifetime
+		}
 		if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
 			s.log.Error("sweep expired records", "err", err)
 		} else if sessions+tokens+flows > 0 {

@@ -161,14 +161,15 @@ func Rotate(ctx context.Context, store KeyStore, now time.Time) (string, error) 
 	return "", fmt.Errorf("assertion: rotating: %w", storage.ErrConflict)
 }
 
-// Run refreshes the keys every RefreshInterval until ctx ends.
-func (k *Keys) Run(ctx context.Context) {
+// Run refreshes the keys every RefreshInterval until ctx ends; failures
+// are logged and retried, and Run returns nil.
+func (k *Keys) Run(ctx context.Context) error {
 	t := time.NewTicker(RefreshInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 			if err := k.Refresh(ctx); err != nil && ctx.Err() == nil {
 				k.log.LogAttrs(ctx, slog.LevelWarn, "signing keys refresh failed", slog.String("error", err.Error()))
