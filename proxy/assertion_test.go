@@ -27,7 +27,7 @@ func assertionEnv(t *testing.T) (*env, *assertion.Issuer, string) {
 	var issuer *assertion.Issuer
 	var jwksURL string
 	e := newEnv(t, func(c *Config) {
-		keys, err := assertion.NewKeys(t.Context(), keyStore, c.Clock, nil)
+		keys, err := assertion.NewKeys(t.Context(), keyStore, c.Clock, c.Logger)
 		if err != nil {
 			t.Fatal(err)
 		}

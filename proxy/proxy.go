@@ -84,6 +84,12 @@ type Config struct {
 	// Assertions, when set, adds AssertionHeader to every forwarded
 	// request with a session (--identity-assertion).
 	Assertions Assertions
+	// ForwardAuthTrusted turns on the check endpoints (ForwardAuthPath,
+	// AuthRequestPath) for these peers; empty: off (they answer 404).
+	ForwardAuthTrusted web.TrustedProxies
+	// BaseURL is the public URL of Gatehouse, the base of the sign-in
+	// address the check endpoints answer; default Denier.BaseURL.
+	BaseURL    *url.URL
 	Clock      func() time.Time // default time.Now
 	Logger     *slog.Logger     // default slog.Default()
 	Registerer prometheus.Registerer
@@ -99,6 +105,8 @@ type Proxy struct {
 	denier     web.Denier
 	trusted    web.TrustedProxies
 	assertions Assertions
+	checkPeers web.TrustedProxies
+	baseURL    *url.URL
 	proto      string
 	logger     *slog.Logger
 	metrics    *metrics
@@ -139,12 +147,20 @@ func New(cfg Config) (*Proxy, error) {
 		denier:     cfg.Denier,
 		trusted:    cfg.TrustedProxies,
 		assertions: cfg.Assertions,
+		checkPeers: cfg.ForwardAuthTrusted,
+		baseURL:    cfg.BaseURL,
 		proto:      "http",
 		logger:     cfg.Logger,
 		metrics:    m,
 	}
 	if p.cookieName == "" {
 		p.cookieName = DefaultCookieName
+	}
+	if p.baseURL == nil {
+		p.baseURL = cfg.Denier.BaseURL
+	}
+	if len(p.checkPeers) > 0 && p.baseURL == nil {
+		return nil, errors.New("proxy: the check endpoints need BaseURL")
 	}
 	if p.gate == nil {
 		p.gate = &Gate{Sessions: cfg.Sessions, CookieName: p.cookieName, IdleTTL: cfg.IdleTTL, LastSeen: cfg.LastSeen, Clock: cfg.Clock}
@@ -184,6 +200,13 @@ var (
 
 // ServeHTTP runs the steps of the request path in order.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// 0. The check endpoints of forward-auth read the forwarded headers
+	// that step 1 removes; they forward nothing.
+	if len(p.checkPeers) > 0 && isCheckPath(r) {
+		p.serveCheck(w, r)
+		return
+	}
+
 	// 1. Forged identity and routing headers go, on every path (PX1, PX4),
 	// and the request gets the id its log lines share (LG2).
 	removeClientHeaders(r.Header)

@@ -120,19 +120,22 @@ func (s *server) build(ctx context.Context) error {
 		assertions = s.issuer
 	}
 	p, err := proxy.New(proxy.Config{
-		Upstream:        cfg.Upstream,
-		Auth:            withJWKS(auth, s.keys),
-		Gate:            gate,
-		Assertions:      assertions,
-		CookieName:      cfg.CookieName,
-		PublicPaths:     cfg.PublicPaths,
-		Denier:          denier,
-		TrustedProxies:  cfg.TrustedProxies,
-		IdleTTL:         cfg.SessionIdleTTL,
-		TLS:             cfg.TLS.Enabled(),
-		UpstreamTimeout: cfg.UpstreamTimeout,
-		Logger:          s.log,
-		Registerer:      reg,
+		Upstream:   cfg.Upstream,
+		Auth:       withJWKS(auth, s.keys),
+		Gate:       gate,
+		Assertions: assertions,
+		// Forward-auth: the check endpoints, for these peers only.
+		ForwardAuthTrusted: cfg.ForwardAuthTrusted,
+		BaseURL:            cfg.BaseURL,
+		CookieName:         cfg.CookieName,
+		PublicPaths:        cfg.PublicPaths,
+		Denier:             denier,
+		TrustedProxies:     cfg.TrustedProxies,
+		IdleTTL:            cfg.SessionIdleTTL,
+		TLS:                cfg.TLS.Enabled(),
+		UpstreamTimeout:    cfg.UpstreamTimeout,
+		Logger:             s.log,
+		Registerer:         reg,
 	})
 	if err != nil {
 		return err
