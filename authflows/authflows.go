@@ -42,6 +42,11 @@ type Config struct {
 	ResetTokenTTL     time.Duration
 	PasswordMinLength int
 	HSTS              bool // send Strict-Transport-Security (Gatehouse terminates TLS)
+	// CookieDomain is the session cookie's Domain attribute; empty: host-only.
+	CookieDomain string
+	// AllowedRedirectHosts may be named by an absolute rd after sign-in,
+	// beside BaseURL's host (lower case, no port).
+	AllowedRedirectHosts []string
 
 	Hash HashParams // argon2id cost; production uses DefaultHashParams
 

@@ -22,7 +22,7 @@ var (
 
 // loginForm is what the sign-in page shows.
 type loginForm struct {
-	Redirect  string // validated local path, kept through a hidden field
+	Redirect  string // validated local path or allowed absolute URL, kept through a hidden field
 	Email     string // as typed, after a failed attempt
 	Notice    string
 	Error     string
@@ -31,7 +31,7 @@ type loginForm struct {
 
 // newLoginForm returns the sign-in page for rd.
 func (h *Handler) newLoginForm(rd string) loginForm {
-	return loginForm{Redirect: localRedirect(rd), Providers: h.providerLinks()}
+	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks()}
 }
 
 // loginPage serves the sign-in page. ?reset=1 is where a completed password
@@ -74,7 +74,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	form.Redirect = localRedirect(in["rd"])
+	form.Redirect = h.redirectTarget(in["rd"])
 	form.Email = in["email"]
 	email := storage.NormalizeEmail(in["email"])
 	password := normalizePassword(in["password"])

@@ -57,6 +57,7 @@ func (h *Handler) cookie(value string, maxAge int) *http.Cookie {
 		HttpOnly: true,
 		Secure:   h.cfg.CookieSecure,
 		SameSite: http.SameSiteLaxMode,
+		Domain:   h.cfg.CookieDomain, // --cookie-domain: apps on sibling hosts
 	}
 }
 

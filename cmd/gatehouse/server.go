@@ -81,24 +81,26 @@ func (s *server) build(ctx context.Context) error {
 	// One session gate for the proxy, /auth/ and the check endpoints.
 	gate := &proxy.Gate{Sessions: s.store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, LastSeen: s.lastSeen}
 	auth, err := authflows.New(authflows.Config{
-		BaseURL:           cfg.BaseURL,
-		CookieName:        cfg.CookieName,
-		CookieSecure:      cfg.CookieSecure,
-		SessionTTL:        cfg.SessionTTL,
-		SessionIdleTTL:    cfg.SessionIdleTTL,
-		ResetTokenTTL:     cfg.ResetTokenTTL,
-		PasswordMinLength: cfg.PasswordMinLength,
-		HSTS:              cfg.TLS.Enabled(),
-		Hash:              authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
-		Providers:         providerConfigs(cfg),
-		MailTemplates:     cfg.MailTemplates,
-		WakeMailer:        func() { s.mailer.Wake() }, // s.mailer is built below, before any request
-		Store:             s.store,
-		Gate:              gate,
-		Denier:            denier,
-		ClientIP:          cfg.TrustedProxies.ClientIP,
-		Logger:            s.log,
-		Registerer:        reg,
+		BaseURL:              cfg.BaseURL,
+		CookieName:           cfg.CookieName,
+		CookieSecure:         cfg.CookieSecure,
+		SessionTTL:           cfg.SessionTTL,
+		SessionIdleTTL:       cfg.SessionIdleTTL,
+		ResetTokenTTL:        cfg.ResetTokenTTL,
+		PasswordMinLength:    cfg.PasswordMinLength,
+		HSTS:                 cfg.TLS.Enabled(),
+		CookieDomain:         cfg.CookieDomain,
+		AllowedRedirectHosts: cfg.AllowedRedirectHosts,
+		Hash:                 authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
+		Providers:            providerConfigs(cfg),
+		MailTemplates:        cfg.MailTemplates,
+		WakeMailer:           func() { s.mailer.Wake() }, // s.mailer is built below, before any request
+		Store:                s.store,
+		Gate:                 gate,
+		Denier:               denier,
+		ClientIP:             cfg.TrustedProxies.ClientIP,
+		Logger:               s.log,
+		Registerer:           reg,
 	})
 	if err != nil {
 		return err
