@@ -84,12 +84,14 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, r, storeUnavailable)
 		return
 	}
+	// Every 200 names every identity header, empty when nobody is signed
+	// in, so that a fronting proxy that copies them always overwrites the
+	// client's copies (Caddy GHSA-7r4p-vjf4-gxv4) and never leaves a
+	// placeholder for a missing one (Caddy before 2.7).
+	h := w.Header()
 	if signedIn {
-		h := w.Header()
-		h.Set("X-Forwarded-User", session.UserID)
-		h.Set("X-Forwarded-Email", session.Email)
-		// Always sent, empty or not, so that a fronting proxy that copies
-		// headers overwrites a client's copy (Caddy GHSA-7r4p-vjf4-gxv4).
+		h["X-Forwarded-User"] = []string{session.UserID}
+		h["X-Forwarded-Email"] = []string{session.Email}
 		h["X-Forwarded-Groups"] = []string{session.Groups}
 		if p.assertions != nil {
 			token, err := p.assertions.Token(session)
@@ -104,6 +106,9 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p.public.match(orig.path) {
+		for _, name := range []string{"X-Forwarded-User", "X-Forwarded-Email", "X-Forwarded-Groups", AssertionHeader} {
+			h[name] = []string{""}
+		}
 		w.WriteHeader(http.StatusOK)
 		return
 	}
