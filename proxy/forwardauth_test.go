@@ -290,4 +290,3 @@ func TestCheckAssertion(t *testing.T) {
 		t.Fatalf("claims %v", claims)
 	}
 }
-
