@@ -1,0 +1,43 @@
+//go:build loadbench
+
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"testing"
+)
+
+// assertionReport puts Gatehouse with the identity assertion on and off
+// beside the bare proxy (1,000 sessions stored, rounds rotating), and the
+// forward-auth check endpoint's req/s beside the proxy's.
+func assertionReport(t *testing.T, upstream, bare string) {
+	fmt.Printf("\n== identity assertion and forward-auth, 1,000 sessions stored\n")
+	start := func(name string, args ...string) (string, []string) {
+		db := filepath.Join(t.TempDir(), name+".db")
+		cookies := populate(t, db, 1_000)
+		g := startGatehouse(t, db, append([]string{"--upstream", upstream, "--log-level", "error"}, args...)...)
+		t.Cleanup(g.Stop)
+		return g.URL, cookies
+	}
+	on, onCookies := start("on", "--forward-auth-trusted", "127.0.0.1/32")
+	off, offCookies := start("off", "--identity-assertion=false")
+	check := http.Header{
+		"X-Forwarded-Method": {"GET"}, "X-Forwarded-Proto": {"https"},
+		"X-Forwarded-Host": {"app.example.com"}, "X-Forwarded-Uri": {"/page"},
+	}
+	var b, rOn, rOff, rCheck loadResult
+	for round := range loadRounds {
+		d := loadDuration / loadRounds
+		b = b.add(hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, d, nil), round)
+		rOn = rOn.add(hammer("gatehouse, assertion on", on+"/page", loadClients, d, onCookies), round)
+		rOff = rOff.add(hammer("gatehouse, assertion off", off+"/page", loadClients, d, offCookies), round)
+		rCheck = rCheck.add(hammerWith("forward-auth check (signed in)", on+"/auth/check/forward-auth", loadClients, d, onCookies, check), round)
+	}
+	for _, r := range []loadResult{b, rOn, rOff, rCheck} {
+		fmt.Println(r)
+	}
+	fmt.Printf("   ratio gatehouse/bare, assertion on: %.3f, off: %.3f\n", rOn.rps/b.rps, rOff.rps/b.rps)
+	fmt.Printf("   forward-auth check req/s vs proxied req/s (assertion on): %.2f\n", rCheck.rps/rOn.rps)
+}
