@@ -89,6 +89,7 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 	// client's copies (Caddy GHSA-7r4p-vjf4-gxv4) and never leaves a
 	// placeholder for a missing one (Caddy before 2.7).
 	h := w.Header()
+	// An access policy that refuses the signed-in user answers 403 here.
 	if signedIn {
 		h["X-Forwarded-User"] = []string{session.UserID}
 		h["X-Forwarded-Email"] = []string{session.Email}

@@ -2,8 +2,11 @@
 // that clients forge, cleans the path once, sends /auth/ to the auth
 // handler, checks the session cookie against the store on every request,
 // answers unauthenticated requests per --mode, and forwards the rest to the
-// upstream with the identity headers set. It also owns the last-seen batcher,
-// the upstream transport and the server timeouts.
+// upstream with the identity headers set (and, when configured, the signed
+// identity assertion). Its session Gate is the one session check, shared
+// with the /auth/ handlers; the forward-auth check endpoints (forwardauth.go)
+// give a fronting proxy the same decision. It also owns the last-seen
+// batcher, the upstream transport and the server timeouts.
 //
 // Dependencies: proxy → proxy/web, storage. It never imports authflows: the
 // /auth/ handler arrives as an http.Handler, and the store as the two small

@@ -41,3 +41,10 @@ func assertionReport(t *testing.T, upstream, bare string) {
 	fmt.Printf("   ratio gatehouse/bare, assertion on: %.3f, off: %.3f\n", rOn.rps/b.rps, rOff.rps/b.rps)
 	fmt.Printf("   forward-auth check req/s vs proxied req/s (assertion on): %.2f\n", rCheck.rps/rOn.rps)
 }
+
+// TestAssertionLoadReport runs assertionReport alone (make bench runs it
+// inside TestLoadReport).
+func TestAssertionLoadReport(t *testing.T) {
+	up := loadUpstream(t)
+	assertionReport(t, up.URL, bareProxy(t, up.URL))
+}
