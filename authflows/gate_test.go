@@ -58,3 +58,21 @@ func TestAuthActivityRefreshesIdle(t *testing.T) {
 		t.Fatalf("gate reported %d gone sessions, want the idle one", len(gone))
 	}
 }
+
+// Logout tells the gate the session is gone, so that whatever is cached for
+// it (the signed assertion) goes at once, not on its next request.
+func TestLogoutReportsSessionGone(t *testing.T) {
+	var gone []storage.Hash
+	e := newTestEnv(t, func(c *Config) {
+		c.Gate = &proxy.Gate{Sessions: c.Store, CookieName: c.CookieName, IdleTTL: c.SessionIdleTTL, Clock: c.Clock,
+			Gone: func(h storage.Hash) { gone = append(gone, h) }}
+	})
+	u := e.CreateUser(t, "bye@example.com", "")
+	cookie := e.StartSession(t, u)
+	if res := e.PostJSON("/auth/logout", nil, cookie); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("logout: status %d", res.StatusCode)
+	}
+	if len(gone) != 1 || gone[0] != storage.HashSecret(cookie.Value) {
+		t.Fatalf("gate told of %d gone sessions, want the logged-out one", len(gone))
+	}
+}

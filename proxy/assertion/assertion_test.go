@@ -1,6 +1,8 @@
 package assertion
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -131,13 +133,21 @@ func TestAssertionVerifiesLikeAnApp(t *testing.T) {
 		t.Fatalf("jti %q too short", c.ID)
 	}
 	// sid is neither the session id nor the stored hash, in any encoding.
-	for _, secret := range []string{"session-id-b", string(s.IDHash[:])} {
-		if strings.Contains(token, secret) || c.SessionID == secret {
-			t.Fatal("token carries the session id or its hash")
+	h := s.IDHash[:]
+	for _, secret := range []string{
+		"session-id-b", hexOf(s.IDHash), base64.RawURLEncoding.EncodeToString(h),
+		base64.StdEncoding.EncodeToString(h), base64.RawURLEncoding.EncodeToString(h[:16]),
+		hex.EncodeToString(h[:16]),
+	} {
+		if c.SessionID == secret || strings.Contains(token, secret) {
+			t.Fatalf("token carries the session id or its hash (%q)", secret)
 		}
 	}
-	if c.SessionID == "" || strings.Contains(hexOf(s.IDHash), strings.ToLower(c.SessionID)) {
-		t.Fatalf("sid %q", c.SessionID)
+	if len(c.SessionID) < 20 {
+		t.Fatalf("sid %q too short to be unique", c.SessionID)
+	}
+	if c.SessionID != sessionClaim(s.IDHash) {
+		t.Fatal("sid is not stable for the session")
 	}
 
 	// Expired: refused at exp.
