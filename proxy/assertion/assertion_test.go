@@ -213,6 +213,9 @@ func TestTokenCachedPerSession(t *testing.T) {
 	if other, _ := e.issuer.Token(session(2)); other == first {
 		t.Fatal("two sessions share a token")
 	}
+	if n := e.issuer.Minted(); n != 2 {
+		t.Fatalf("%d tokens signed for two sessions", n)
+	}
 	e.clock.Advance(time.Second)
 	renewed, _ := e.issuer.Token(s)
 	if renewed == first {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -38,6 +39,7 @@ type Issuer struct {
 	ttl      time.Duration
 	clock    func() time.Time
 	shards   [16]cacheShard
+	minted   atomic.Uint64
 }
 
 type cacheShard struct {
@@ -108,6 +110,9 @@ func (a *Issuer) Token(s storage.Session) (string, error) {
 	return c.token, nil
 }
 
+// Minted reports how many tokens were signed so far.
+func (a *Issuer) Minted() uint64 { return a.minted.Load() }
+
 // Drop forgets the session's token: the gate found the session gone.
 func (a *Issuer) Drop(idHash storage.Hash) {
 	sh := &a.shards[idHash[0]%uint8(len(a.shards))]
@@ -176,6 +181,7 @@ func (a *Issuer) mint(s storage.Session, now time.Time) (cachedToken, error) {
 	if err != nil {
 		return cachedToken{}, err
 	}
+	a.minted.Add(1)
 	return cachedToken{token: token, userID: s.UserID, renewAt: now.Add(exp.Sub(now) / 2), expires: exp}, nil
 }
 
