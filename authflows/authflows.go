@@ -4,9 +4,10 @@
 //
 // Dependencies: authflows → storage (records, errors), proxy/web (problem
 // answers, the --mode answer, client IP), proxy/policy (the access policy
-// checked at every sign-in). It never imports proxy itself; the
-// proxy hands /auth/ requests to Handler as a plain http.Handler. The store
-// interface it needs (Store) is declared here.
+// checked at every sign-in) and proxy for its session Gate only, so that a
+// session means the same under /auth/ as on proxied paths. The proxy hands
+// /auth/ requests to Handler as a plain http.Handler and never imports
+// authflows. The store interface it needs (Store) is declared here.
 package authflows
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -43,6 +45,11 @@ type Config struct {
 	ResetTokenTTL     time.Duration
 	PasswordMinLength int
 	HSTS              bool // send Strict-Transport-Security (Gatehouse terminates TLS)
+	// CookieDomain is the session cookie's Domain attribute; empty: host-only.
+	CookieDomain string
+	// AllowedRedirectHosts may be named by an absolute rd after sign-in,
+	// beside BaseURL's host (lower case, no port).
+	AllowedRedirectHosts []string
 
 	Hash HashParams // argon2id cost; production uses DefaultHashParams
 
@@ -62,7 +69,10 @@ type Config struct {
 	// WakeMailer is called after mail was queued so that delivery starts at once.
 	WakeMailer func()
 
-	Store      Store
+	Store Store
+	// Gate is the session check shared with the proxy; nil: one built from
+	// Store, CookieName, SessionIdleTTL and Clock (without last-seen writes).
+	Gate       *proxy.Gate
 	Denier     web.Denier                     // answers link requests without a session, per --mode
 	ClientIP   func(*http.Request) netip.Addr // client address behind trusted proxies
 	Clock      func() time.Time
@@ -74,6 +84,7 @@ type Config struct {
 type Handler struct {
 	cfg     Config
 	store   Store
+	gate    *proxy.Gate
 	log     *slog.Logger
 	now     func() time.Time
 	mux     *http.ServeMux
@@ -116,7 +127,10 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.Hash == (HashParams{}) {
 		cfg.Hash = DefaultHashParams
 	}
-	h := &Handler{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Clock, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, store: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock, mux: http.NewServeMux()}
+	if h.gate == nil {
+		h.gate = &proxy.Gate{Sessions: cfg.Store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, Clock: cfg.Clock}
+	}
 	var err error
 	if h.metrics, err = newMetrics(cfg.Registerer); err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ var (
 
 // loginForm is what the sign-in page shows.
 type loginForm struct {
-	Redirect  string // validated local path, kept through a hidden field
+	Redirect  string // validated local path or allowed absolute URL, kept through a hidden field
 	Email     string // as typed, after a failed attempt
 	Notice    string
 	Error     string
@@ -31,7 +31,7 @@ type loginForm struct {
 
 // newLoginForm returns the sign-in page for rd.
 func (h *Handler) newLoginForm(rd string) loginForm {
-	return loginForm{Redirect: localRedirect(rd), Providers: h.providerLinks()}
+	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks()}
 }
 
 // loginPage serves the sign-in page. ?reset=1 is where a completed password
@@ -76,7 +76,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	form.Redirect = localRedirect(in["rd"])
+	form.Redirect = h.redirectTarget(in["rd"])
 	form.Email = in["email"]
 	email := storage.NormalizeEmail(in["email"])
 	password := normalizePassword(in["password"])
@@ -243,6 +243,9 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		}
 		switch {
 		case err == nil:
+			if h.gate.Gone != nil {
+				h.gate.Gone(idHash) // its cached assertion goes with it
+			}
 			h.event(r, "logout", slog.String("user_id", s.UserID))
 		case !errors.Is(err, storage.ErrNotFound):
 			// The cookie is gone from this browser, but the session may

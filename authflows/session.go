@@ -62,6 +62,7 @@ func (h *Handler) cookie(value string, maxAge int) *http.Cookie {
 		HttpOnly: true,
 		Secure:   h.cfg.CookieSecure,
 		SameSite: http.SameSiteLaxMode,
+		Domain:   h.cfg.CookieDomain, // --cookie-domain: apps on sibling hosts
 	}
 }
 
@@ -82,21 +83,16 @@ func (h *Handler) sessionCookie(r *http.Request) (string, bool) {
 // errNoSession: the request carries no active session.
 var errNoSession = errors.New("no active session")
 
-// currentSession returns the request's active session. A store failure is
-// returned as such (fail closed), a missing or expired one as errNoSession.
+// currentSession returns the request's active session, as the proxy's gate
+// judges it (one check for the proxy, /auth/ and the check endpoints; activity
+// here refreshes the idle timeout too). A store failure is returned as such
+// (fail closed), a missing or inactive session as errNoSession.
 func (h *Handler) currentSession(r *http.Request) (storage.Session, error) {
-	id, ok := h.sessionCookie(r)
-	if !ok {
-		return storage.Session{}, errNoSession
-	}
-	s, err := h.store.Session(r.Context(), storage.HashSecret(id))
-	if errors.Is(err, storage.ErrNotFound) {
-		return storage.Session{}, errNoSession
-	}
+	s, ok, err := h.gate.Check(r)
 	if err != nil {
 		return storage.Session{}, err
 	}
-	if !s.Active(h.now(), h.cfg.SessionIdleTTL) {
+	if !ok {
 		return storage.Session{}, errNoSession
 	}
 	return s, nil

@@ -3,9 +3,11 @@ package proxy
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
+	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing, so the benchmark
@@ -115,14 +119,57 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The same with the identity assertion on (its token cached per
+	// session, as in production) and the forward-auth check endpoint.
+	keyStore, err := bolt.Open(filepath.Join(b.TempDir(), "keys.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer keyStore.Close()
+	keys, err := assertion.NewKeys(b.Context(), keyStore, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	issuer, err := assertion.New(assertion.Config{Keys: keys, Issuer: baseURL.String(), Audience: baseURL.String()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	withAssertion, err := New(Config{
+		Upstream:           upURL,
+		Auth:               http.NotFoundHandler(),
+		Sessions:           store,
+		LastSeen:           &LastSeen{Store: store},
+		PublicPaths:        []string{"/static"},
+		Denier:             web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
+		IdleTTL:            time.Hour,
+		Transport:          transport,
+		Assertions:         issuer,
+		ForwardAuthTrusted: web.TrustedProxies{netip.MustParsePrefix("192.0.2.0/24")}, // httptest's RemoteAddr
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, bc := range []struct {
 		name    string
 		handler http.Handler
-	}{{"bare", bare}, {"gatehouse", gatehouse}, {"gatehouse+policy", withPolicy}} {
+		target  string
+	}{
+		{"bare", bare, "/app/page?x=1"},
+		{"gatehouse", gatehouse, "/app/page?x=1"},
+		{"gatehouse+policy", withPolicy, "/app/page?x=1"},
+		{"gatehouse+assertion", withAssertion, "/app/page?x=1"},
+		{"forward-auth", withAssertion, ForwardAuthPath},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				r := httptest.NewRequest("GET", "/app/page?x=1", nil)
+				r := httptest.NewRequest("GET", bc.target, nil)
+				if bc.target == ForwardAuthPath {
+					r.Header.Set("X-Forwarded-Method", "GET")
+					r.Header.Set("X-Forwarded-Proto", "https")
+					r.Header.Set("X-Forwarded-Host", "app.example.com")
+					r.Header.Set("X-Forwarded-Uri", "/app/page?x=1")
+				}
 				r.Header.Set("Cookie", "theme=dark; gatehouse_session="+sessionID)
 				r.Header.Set("Accept", "text/html")
 				r.Header.Set("User-Agent", "bench")

@@ -18,6 +18,7 @@ var (
 	identityHeaders = []string{
 		"x-forwarded-user", "x-forwarded-email", "remote-user", "x-remote-user",
 		"x-forwarded-preferred-username", "x-forwarded-groups", "x-forwarded-access-token",
+		"x-gatehouse-jwt-assertion", // JW1
 	}
 	identityPrefixes = []string{"x-auth-request-", "x-webauth-"}
 
@@ -124,6 +125,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 		set(1, "X-Forwarded-Email", state.email)
 		if state.groups != "" {
 			set(5, "X-Forwarded-Groups", state.groups)
+		}
+		if state.assertion != "" {
+			set(6, AssertionHeader, state.assertion)
 		}
 	}
 	forwardedFor, trusted := p.forwardedFor(pr.In)

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -160,5 +162,37 @@ func TestForwardedGroups(t *testing.T) {
 	e.serve(get("/static/x", "X-Forwarded-Groups", "oidc:admins"))
 	if v := e.upstream.last(t).Header.Values("X-Forwarded-Groups"); len(v) != 0 {
 		t.Errorf("anonymous public request: X-Forwarded-Groups %q", v)
+	}
+}
+
+// The check endpoints apply the access policy as the proxy does (AP2): a
+// signed-in user the policy refuses gets 403 and no identity on a protected
+// path, and is nobody on a public one.
+func TestCheckAppliesPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rules  policy.Rules
+		uri    string
+		status int
+		user   string
+	}{
+		{"passes", policy.Rules{EmailDomains: []string{"example.com"}}, "/private", 200, userID},
+		{"refused", policy.Rules{EmailDomains: []string{"corp.com"}}, "/private", 403, ""},
+		{"refused on a public path", policy.Rules{EmailDomains: []string{"corp.com"}}, "/static/a.css", 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, withPolicy(t, tc.rules), func(c *Config) {
+				c.ForwardAuthTrusted = web.TrustedProxies{netip.MustParsePrefix("10.0.0.0/24")}
+			})
+			r := forwardAuth(tc.uri)
+			withCookie(r, e.signIn(sessionID))
+			res := e.serve(r)
+			if res.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", res.StatusCode, tc.status)
+			}
+			if got := res.Header.Get("X-Forwarded-User"); got != tc.user {
+				t.Fatalf("X-Forwarded-User %q, want %q", got, tc.user)
+			}
+		})
 	}
 }

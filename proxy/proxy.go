@@ -2,8 +2,11 @@
 // that clients forge, cleans the path once, sends /auth/ to the auth
 // handler, checks the session cookie against the store on every request,
 // answers unauthenticated requests per --mode, and forwards the rest to the
-// upstream with the identity headers set. It also owns the last-seen batcher,
-// the upstream transport and the server timeouts.
+// upstream with the identity headers set (and, when configured, the signed
+// identity assertion). Its session Gate is the one session check, shared
+// with the /auth/ handlers; the forward-auth check endpoints (forwardauth.go)
+// give a fronting proxy the same decision. It also owns the last-seen
+// batcher, the upstream transport and the server timeouts.
 //
 // Dependencies: proxy → proxy/web, storage. It never imports authflows: the
 // /auth/ handler arrives as an http.Handler, and the store as the two small
@@ -46,6 +49,16 @@ type SessionToucher interface {
 	TouchSessions(ctx context.Context, lastSeen map[storage.Hash]time.Time) error
 }
 
+// Assertions mints the signed identity assertion of a session (see package
+// proxy/assertion). Token must be cheap when it hands out a cached token:
+// it runs on the request path.
+type Assertions interface {
+	Token(s storage.Session) (string, error)
+}
+
+// AssertionHeader carries the signed identity assertion to the upstream.
+const AssertionHeader = "X-Gatehouse-Jwt-Assertion"
+
 // DefaultCookieName is the session cookie's name when Config.CookieName is empty.
 const DefaultCookieName = "gatehouse_session"
 
@@ -67,7 +80,10 @@ type Config struct {
 	// Policy, when set, is checked on every request with a session:
 	// refused, a protected path answers 403 access_denied and a public path
 	// is served as to nobody.
-	Policy         AccessPolicy
+	Policy AccessPolicy
+	// Gate, when set, is the session check shared with the /auth/ handlers;
+	// nil: one built from Sessions, LastSeen, CookieName, IdleTTL and Clock.
+	Gate           *Gate
 	CookieName     string   // default DefaultCookieName
 	PublicPaths    []string // served without a session, matched at a segment boundary
 	Denier         web.Denier
@@ -79,7 +95,16 @@ type Config struct {
 	// WebSockets are not cut.
 	UpstreamTimeout time.Duration
 	// Transport reaches the upstream; nil means NewTransport(UpstreamTimeout).
-	Transport  http.RoundTripper
+	Transport http.RoundTripper
+	// Assertions, when set, adds AssertionHeader to every forwarded
+	// request with a session (--identity-assertion).
+	Assertions Assertions
+	// ForwardAuthTrusted turns on the check endpoints (ForwardAuthPath,
+	// AuthRequestPath) for these peers; empty: off (they answer 404).
+	ForwardAuthTrusted web.TrustedProxies
+	// BaseURL is the public URL of Gatehouse, the base of the sign-in
+	// address the check endpoints answer; default Denier.BaseURL.
+	BaseURL    *url.URL
 	Clock      func() time.Time // default time.Now
 	Logger     *slog.Logger     // default slog.Default()
 	Registerer prometheus.Registerer
@@ -89,16 +114,16 @@ type Config struct {
 type Proxy struct {
 	upstream   *url.URL
 	auth       http.Handler
-	sessions   SessionSource
-	lastSeen   *LastSeen
+	gate       *Gate
 	policy     AccessPolicy
 	cookieName string
 	public     publicPaths
 	denier     web.Denier
 	trusted    web.TrustedProxies
-	idleTTL    time.Duration
+	assertions Assertions
+	checkPeers web.TrustedProxies
+	baseURL    *url.URL
 	proto      string
-	clock      func() time.Time // nil: the system clock, read with the lookup timer
 	logger     *slog.Logger
 	metrics    *metrics
 	reverse    *httputil.ReverseProxy
@@ -109,8 +134,8 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Upstream == nil || (cfg.Upstream.Scheme != "http" && cfg.Upstream.Scheme != "https") || cfg.Upstream.Host == "" {
 		return nil, errors.New("proxy: upstream must be an http:// or https:// URL with a host")
 	}
-	if cfg.Auth == nil || cfg.Sessions == nil {
-		return nil, errors.New("proxy: Auth and Sessions are required")
+	if cfg.Auth == nil || (cfg.Sessions == nil && cfg.Gate == nil) {
+		return nil, errors.New("proxy: Auth and Sessions (or Gate) are required")
 	}
 	switch cfg.Denier.Mode {
 	case web.Mode401:
@@ -132,21 +157,33 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		upstream:   cfg.Upstream,
 		auth:       cfg.Auth,
-		sessions:   cfg.Sessions,
-		lastSeen:   cfg.LastSeen,
+		gate:       cfg.Gate,
 		policy:     cfg.Policy,
 		cookieName: cfg.CookieName,
 		public:     public,
 		denier:     cfg.Denier,
 		trusted:    cfg.TrustedProxies,
-		idleTTL:    cfg.IdleTTL,
+		assertions: cfg.Assertions,
+		checkPeers: cfg.ForwardAuthTrusted,
+		baseURL:    cfg.BaseURL,
 		proto:      "http",
-		clock:      cfg.Clock,
 		logger:     cfg.Logger,
 		metrics:    m,
 	}
 	if p.cookieName == "" {
 		p.cookieName = DefaultCookieName
+	}
+	if p.baseURL == nil {
+		p.baseURL = cfg.Denier.BaseURL
+	}
+	if len(p.checkPeers) > 0 && p.baseURL == nil {
+		return nil, errors.New("proxy: the check endpoints need BaseURL")
+	}
+	if p.gate == nil {
+		p.gate = &Gate{Sessions: cfg.Sessions, CookieName: p.cookieName, IdleTTL: cfg.IdleTTL, LastSeen: cfg.LastSeen, Clock: cfg.Clock}
+	}
+	if p.gate.Lookup == nil {
+		p.gate.Lookup = m.lookup
 	}
 	if cfg.TLS {
 		p.proto = "https"
@@ -180,6 +217,13 @@ var (
 
 // ServeHTTP runs the steps of the request path in order.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// 0. The check endpoints of forward-auth read the forwarded headers
+	// that step 1 removes; they forward nothing.
+	if len(p.checkPeers) > 0 && isCheckPath(r) {
+		p.serveCheck(w, r)
+		return
+	}
+
 	// 1. Forged identity and routing headers go, on every path (PX1, PX4),
 	// and the request gets the id its log lines share (LG2).
 	removeClientHeaders(r.Header)
@@ -195,7 +239,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// 4. The session, read from the store on every request (SS3, SS7, SS9).
-	session, signedIn, err := p.session(r)
+	session, signedIn, err := p.gate.Check(r)
 	if err != nil {
 		p.metrics.failed.Inc()
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",
@@ -253,6 +297,17 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 	state := &forwardState{Context: r.Context(), signedIn: signedIn}
 	if signedIn {
 		state.userID, state.email, state.groups = session.UserID, session.Email, session.Groups
+		if p.assertions != nil {
+			token, err := p.assertions.Token(session)
+			if err != nil { // no signing key: fail closed, as without a store
+				p.metrics.failed.Inc()
+				p.logger.LogAttrs(r.Context(), slog.LevelError, "identity assertion failed",
+					slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
+				web.WriteProblem(w, r, storeUnavailable)
+				return
+			}
+			state.assertion = token
+		}
 	}
 	p.reverse.ServeHTTP(w, r.WithContext(state))
 	switch {
@@ -271,9 +326,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 type forwardState struct {
 	context.Context
 	userID, email, groups string
+	assertion             string // the signed identity assertion, when enabled
 	signedIn              bool
 	failed                bool      // set by the ErrorHandler
-	values                [6]string // backing array of the header values rewrite sets
+	values                [7]string // backing array of the header values rewrite sets
 }
 
 type forwardStateKey struct{}

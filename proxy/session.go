@@ -1,46 +1,9 @@
 package proxy
 
 import (
-	"errors"
 	"net/http"
 	"strings"
-	"time"
-
-	"github.com/gatehouse-auth/gatehouse/storage"
 )
-
-// session looks up the request's session: one store read per request, so a
-// revoked session stops working on the next one (SS3). No cookie, an
-// unknown id or an expired session is "not signed in" and writes nothing;
-// any other store error is returned, and the caller fails closed (SS9).
-func (p *Proxy) session(r *http.Request) (storage.Session, bool, error) {
-	id := sessionCookie(r.Header, p.cookieName)
-	if id == "" {
-		return storage.Session{}, false, nil
-	}
-	idHash := storage.HashSecret(id)
-	start := time.Now()
-	s, err := p.sessions.Session(r.Context(), idHash)
-	end := time.Now() // also the time the session is judged at, unless a Clock is set
-	p.metrics.lookup.Observe(end.Sub(start).Seconds())
-	if errors.Is(err, storage.ErrNotFound) {
-		return storage.Session{}, false, nil
-	}
-	if err != nil {
-		return storage.Session{}, false, err
-	}
-	now := end
-	if p.clock != nil {
-		now = p.clock()
-	}
-	if !s.Active(now, p.idleTTL) {
-		return storage.Session{}, false, nil
-	}
-	if p.lastSeen != nil && now.Sub(s.LastSeen) >= TouchInterval {
-		p.lastSeen.Seen(idHash, now)
-	}
-	return s, true, nil
-}
 
 // sessionCookie returns the value of the first cookie called name in the
 // Cookie header(s), the only place a session id is read from (SS7). It

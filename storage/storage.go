@@ -248,6 +248,9 @@ type Store interface {
 	// RescheduleMail records a failed attempt: Attempts+1 and a new NextAttempt.
 	RescheduleMail(ctx context.Context, id uint64, next time.Time) error
 
+	// Signing keys of the identity assertions.
+	SigningKeyStore
+
 	// Ping reports whether the store can be read (readiness).
 	Ping(ctx context.Context) error
 	Close() error

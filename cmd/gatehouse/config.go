@@ -53,8 +53,19 @@ type Config struct {
 	TLS TLSConfig
 
 	TrustedProxies web.TrustedProxies
-	LogFormat      string
-	LogLevel       string
+
+	// Signed identity for the upstream.
+	IdentityAssertion bool
+	AssertionAudience string // default --base-url
+	AssertionTTL      time.Duration
+
+	// Forward-auth for a proxy already in front of the app.
+	ForwardAuthTrusted   web.TrustedProxies // empty: the check endpoints are off
+	CookieDomain         string
+	AllowedRedirectHosts []string
+
+	LogFormat string
+	LogLevel  string
 
 	// Argon2Memory and Argon2Time are the argon2id cost (KiB, passes). Not
 	// flags: production always uses the OWASP parameters; tests lower them.

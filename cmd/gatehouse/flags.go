@@ -19,6 +19,7 @@ import (
 type rawFlags struct {
 	upstream, baseURL, mode string
 	trusted                 []string
+	forwardAuthTrusted      []string
 	cfg                     Config
 }
 
@@ -67,6 +68,12 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.StringVar(&c.TLS.CertFile, "tls-cert", "", "static certificate PEM file instead of ACME (reloaded when it changes)")
 	fs.StringVar(&c.TLS.KeyFile, "tls-key", "", "private key PEM file of --tls-cert")
 	fs.StringSliceVar(&r.trusted, "trusted-proxies", nil, "CIDRs whose X-Forwarded-For is believed for the client IP (repeatable)")
+	fs.BoolVar(&c.IdentityAssertion, "identity-assertion", true, "add a signed JWT (ES256) with the user's identity as X-Gatehouse-Jwt-Assertion to every forwarded request with a session; keys at /auth/.well-known/jwks.json")
+	fs.StringVar(&c.AssertionAudience, "assertion-audience", "", "aud claim of the identity assertion (default --base-url)")
+	fs.DurationVar(&c.AssertionTTL, "assertion-ttl", 5*time.Minute, "lifetime of an identity assertion (10s to 24h)")
+	fs.StringSliceVar(&r.forwardAuthTrusted, "forward-auth-trusted", nil, "CIDR of a proxy (nginx, Traefik, Caddy) allowed to call /auth/check/*; others get 403, and the endpoints are off without it (repeatable)")
+	fs.StringVar(&c.CookieDomain, "cookie-domain", "", "Domain attribute of the session cookie, for apps on sibling hosts (must contain the --base-url host)")
+	fs.StringSliceVar(&c.AllowedRedirectHosts, "allowed-redirect-host", nil, "host under --cookie-domain that an absolute rd may name after sign-in (repeatable)")
 	logFlags(fs, &c.LogFormat, &c.LogLevel)
 	return fs, r
 }
@@ -94,6 +101,7 @@ Usage:
   gatehouse users list [--db F]
   gatehouse users revoke-sessions --email E [--db F]
   gatehouse users disable|enable E [--db F]
+  gatehouse keys rotate [--db F]
   gatehouse version
 
 Every flag can also be set from the environment as GATEHOUSE_<FLAG> in upper
@@ -211,6 +219,9 @@ func parseServe(args []string, getenv func(string) string, out io.Writer) (Confi
 		return Config{}, flagError("trusted-proxies", "%v", err)
 	}
 	if err := checkLog(c.LogFormat, c.LogLevel); err != nil {
+		return Config{}, err
+	}
+	if err := checkIdentityFlags(r, &c); err != nil {
 		return Config{}, err
 	}
 	c.Argon2Memory, c.Argon2Time = defaultArgon2Memory, defaultArgon2Time

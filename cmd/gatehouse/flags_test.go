@@ -172,6 +172,16 @@ func TestParseRejectsBadValues(t *testing.T) {
 		{append(up, "--tls-cert", "c.pem", "--tls-key", "k.pem", "--base-url", "http://localhost:8080"), "--base-url"},
 		{append(up, "--http-listen", ":80"), "--http-listen"},
 		{append(up, "--no-such-flag"), "--no-such-flag"},
+		{append(up, "--assertion-ttl", "1s"), "--assertion-ttl"},
+		{append(up, "--assertion-ttl", "48h"), "--assertion-ttl"},
+		{append(up, "--assertion-audience", "a b"), "--assertion-audience"},
+		{append(up, "--identity-assertion=maybe"), "--identity-assertion"},
+		{append(up, "--forward-auth-trusted", "nonsense"), "--forward-auth-trusted"},
+		{append(up, "--base-url", "https://app.example.com", "--cookie-domain", "other.com"), "--cookie-domain"},
+		{append(up, "--base-url", "https://app.example.com", "--cookie-domain", "com"), "--cookie-domain"},
+		{append(up, "--base-url", "https://app.example.com", "--allowed-redirect-host", "b.example.com"), "--allowed-redirect-host"},
+		{append(up, "--base-url", "https://app.example.com", "--cookie-domain", "example.com", "--allowed-redirect-host", "evil.com"), "--allowed-redirect-host"},
+		{append(up, "--base-url", "https://app.example.com", "--cookie-domain", "example.com", "--allowed-redirect-host", "b.example.com:8443"), "--allowed-redirect-host"},
 	}
 	for _, tt := range tests {
 		_, err := parseServe(tt.args, envOf(nil), &bytes.Buffer{})

@@ -76,6 +76,11 @@ func (r loadResult) String() string {
 // hammer sends GETs to target from clients keep-alive connections for d;
 // client i sends session cookie cookies[i mod len] when cookies are given.
 func hammer(name, target string, clients int, d time.Duration, cookies []string) loadResult {
+	return hammerWith(name, target, clients, d, cookies, nil)
+}
+
+// hammerWith is hammer with header added to every request.
+func hammerWith(name, target string, clients int, d time.Duration, cookies []string, header http.Header) loadResult {
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -87,6 +92,9 @@ func hammer(name, target string, clients int, d time.Duration, cookies []string)
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				req, _ := http.NewRequest(http.MethodGet, target, nil)
+				for k, v := range header {
+					req.Header[k] = v
+				}
 				if len(cookies) > 0 {
 					req.Header.Set("Cookie", "gatehouse_session="+cookies[i%len(cookies)])
 				}
@@ -233,6 +241,7 @@ func TestLoadReport(t *testing.T) {
 	if r1m, ok := ratios[1_000_000]; ok {
 		fmt.Printf("   ratio at 1,000,000 vs at 1,000: %+.1f%%\n", (r1m/ratios[1_000]-1)*100)
 	}
+	assertionReport(t, up.URL, bare)
 	revokeReport(t)
 	forgotReport(t, up.URL)
 	loadUnderLoginFlood(t, up.URL)

@@ -34,6 +34,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 			return 0
 		case "users":
 			return runUsers(args[1:], stdin, stdout, stderr, getenv)
+		case "keys":
+			return runKeys(args[1:], stdout, stderr, getenv)
 		}
 	}
 	cfg, err := parseServe(args, getenv, stdout)

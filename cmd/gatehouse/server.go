@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -34,6 +35,8 @@ type server struct {
 	admin    http.Handler
 	lastSeen *proxy.LastSeen
 	policy   *policy.Policy
+	keys     *assertion.Keys   // nil with --identity-assertion=false
+	issuer   *assertion.Issuer // nil with --identity-assertion=false
 	mailer   mailer
 	tls      *tlsServing
 	ready    atomic.Bool
@@ -85,26 +88,32 @@ func (s *server) build(ctx context.Context) error {
 		gatePolicy = pol
 	}
 
+	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log}
+	// One session gate for the proxy, /auth/ and the check endpoints.
+	gate := &proxy.Gate{Sessions: s.store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, LastSeen: s.lastSeen}
 	auth, err := authflows.NewContext(ctx, authflows.Config{
-		BaseURL:           cfg.BaseURL,
-		CookieName:        cfg.CookieName,
-		CookieSecure:      cfg.CookieSecure,
-		SessionTTL:        cfg.SessionTTL,
-		SessionIdleTTL:    cfg.SessionIdleTTL,
-		ResetTokenTTL:     cfg.ResetTokenTTL,
-		PasswordMinLength: cfg.PasswordMinLength,
-		HSTS:              cfg.TLS.Enabled(),
-		Hash:              authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
-		Providers:         providerConfigs(cfg),
-		Policy:            pol,
-		OpenSignup:        cfg.OpenSignup,
-		MailTemplates:     cfg.MailTemplates,
-		WakeMailer:        func() { s.mailer.Wake() }, // s.mailer is built below, before any request
-		Store:             s.store,
-		Denier:            denier,
-		ClientIP:          cfg.TrustedProxies.ClientIP,
-		Logger:            s.log,
-		Registerer:        reg,
+		BaseURL:              cfg.BaseURL,
+		CookieName:           cfg.CookieName,
+		CookieSecure:         cfg.CookieSecure,
+		SessionTTL:           cfg.SessionTTL,
+		SessionIdleTTL:       cfg.SessionIdleTTL,
+		ResetTokenTTL:        cfg.ResetTokenTTL,
+		PasswordMinLength:    cfg.PasswordMinLength,
+		HSTS:                 cfg.TLS.Enabled(),
+		CookieDomain:         cfg.CookieDomain,
+		AllowedRedirectHosts: cfg.AllowedRedirectHosts,
+		Hash:                 authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
+		Providers:            providerConfigs(cfg),
+		Policy:               pol,
+		OpenSignup:           cfg.OpenSignup,
+		MailTemplates:        cfg.MailTemplates,
+		WakeMailer:           func() { s.mailer.Wake() }, // s.mailer is built below, before any request
+		Store:                s.store,
+		Gate:                 gate,
+		Denier:               denier,
+		ClientIP:             cfg.TrustedProxies.ClientIP,
+		Logger:               s.log,
+		Registerer:           reg,
 	})
 	if err != nil {
 		return err
@@ -113,22 +122,36 @@ func (s *server) build(ctx context.Context) error {
 	if s.mailer, err = newMailer(cfg, s.store, auth.PrepareMail, s.log); err != nil {
 		return err
 	}
-	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log}
+	var assertions proxy.Assertions
+	if cfg.IdentityAssertion {
+		if s.keys, err = assertion.NewKeys(ctx, s.store, nil, s.log); err != nil {
+			return err
+		}
+		s.issuer, err = assertion.New(assertion.Config{Keys: s.keys, Issuer: cfg.BaseURL.String(), Audience: cfg.AssertionAudience, TTL: cfg.AssertionTTL})
+		if err != nil {
+			return err
+		}
+		gate.Gone = s.issuer.Drop // a revoked session's token goes with it
+		assertions = s.issuer
+	}
 	p, err := proxy.New(proxy.Config{
-		Upstream:        cfg.Upstream,
-		Auth:            auth,
-		Sessions:        s.store,
-		LastSeen:        s.lastSeen,
-		Policy:          gatePolicy,
-		CookieName:      cfg.CookieName,
-		PublicPaths:     cfg.PublicPaths,
-		Denier:          denier,
-		TrustedProxies:  cfg.TrustedProxies,
-		IdleTTL:         cfg.SessionIdleTTL,
-		TLS:             cfg.TLS.Enabled(),
-		UpstreamTimeout: cfg.UpstreamTimeout,
-		Logger:          s.log,
-		Registerer:      reg,
+		Upstream:   cfg.Upstream,
+		Auth:       withJWKS(auth, s.keys),
+		Gate:       gate,
+		Policy:     gatePolicy,
+		Assertions: assertions,
+		// Forward-auth: the check endpoints, for these peers only.
+		ForwardAuthTrusted: cfg.ForwardAuthTrusted,
+		BaseURL:            cfg.BaseURL,
+		CookieName:         cfg.CookieName,
+		PublicPaths:        cfg.PublicPaths,
+		Denier:             denier,
+		TrustedProxies:     cfg.TrustedProxies,
+		IdleTTL:            cfg.SessionIdleTTL,
+		TLS:                cfg.TLS.Enabled(),
+		UpstreamTimeout:    cfg.UpstreamTimeout,
+		Logger:             s.log,
+		Registerer:         reg,
 	})
 	if err != nil {
 		return err
@@ -142,6 +165,23 @@ func (s *server) build(ctx context.Context) error {
 	}
 	s.admin = s.adminHandler(reg)
 	return nil
+}
+
+// jwksPath is where the proxy listener publishes the assertion keys.
+const jwksPath = "/auth/.well-known/jwks.json"
+
+// withJWKS serves the key set at jwksPath in front of the auth flows.
+func withJWKS(auth http.Handler, keys *assertion.Keys) http.Handler {
+	if keys == nil {
+		return auth
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == jwksPath {
+			keys.ServeHTTP(w, r)
+			return
+		}
+		auth.ServeHTTP(w, r)
+	})
 }
 
 // providerConfigs are the providers the flags enabled.
@@ -176,6 +216,9 @@ func (s *server) adminHandler(reg *prometheus.Registry) http.Handler {
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	if s.keys != nil {
+		mux.Handle("GET /jwks.json", s.keys)
+	}
 	return mux
 }
 
@@ -229,7 +272,11 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	defer s.close()
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep, s.policy.Run} {
+	loopFuncs := []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep, s.policy.Run}
+	if s.keys != nil {
+		loopFuncs = append(loopFuncs, s.keys.Run) // rotation on schedule
+	}
+	for _, loop := range loopFuncs {
 		loops.Go(func() {
 			// LastSeen.Run returns its final flush's error: last-seen times lost at shutdown.
 			if err := loop(bg); err != nil {
@@ -318,6 +365,9 @@ func (s *server) sweep(ctx context.Context) error {
 		sessions, err1 := s.store.DeleteExpiredSessions(ctx, now, s.cfg.SessionIdleTTL)
 		tokens, err2 := s.store.DeleteExpiredResetTokens(ctx, now)
 		flows, err3 := s.store.DeleteExpiredOAuthFlows(ctx, now)
+		if s.issuer != nil {
+			s.issuer.Sweep() // tokens of sessions unused for a lifetime
+		}
 		if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
 			s.log.Error("sweep expired records", "err", err)
 		} else if sessions+tokens+flows > 0 {

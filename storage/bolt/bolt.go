@@ -41,12 +41,13 @@ var (
 	bucketOAuthFlows     = []byte("oauth_flows")       // state hash → flow
 	bucketOAuthExpiry    = []byte("oauth_expiry")      // expiry + state hash → empty
 	bucketMail           = []byte("mail")              // sequence → mail
+	bucketSigningKeys    = []byte("signing_keys")      // key id → signing key
 
 	allBuckets = [][]byte{
 		bucketUsers, bucketUsersByEmail, bucketIdentities, bucketUserIdentities,
 		bucketSessions, bucketUserSessions, bucketSessionExpiry,
 		bucketResetTokens, bucketUserTokens, bucketOAuthFlows, bucketOAuthExpiry,
-		bucketMail,
+		bucketMail, bucketSigningKeys,
 	}
 )
 

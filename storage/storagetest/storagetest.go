@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("Reset", func(t *testing.T) { testReset(t, o) })
 	t.Run("OAuth", func(t *testing.T) { testOAuth(t, o) })
 	t.Run("Mail", func(t *testing.T) { testMail(t, o) })
+	t.Run("SigningKeys", func(t *testing.T) { testSigningKeys(t, o) })
 	t.Run("PingClose", func(t *testing.T) { testPingClose(t, o) })
 }
 

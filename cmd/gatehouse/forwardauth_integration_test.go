@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Integration tests of forward-auth against the real nginx and Caddy, each
+// run on examples/forward-auth's own config file, fronting a small app with
+// Gatehouse as its auth service. Without the binary they skip loudly.
+
+// The addresses the example configs are written for; the tests put free
+// ports in their place.
+const (
+	exampleFrontAddr = "127.0.0.1:8000"
+	exampleGateAddr  = "127.0.0.1:4180"
+	exampleAppAddr   = "127.0.0.1:3000"
+)
+
+// freeAddr returns a loopback address with a port free at the moment.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// exampleConfig reads an example config and puts the test's addresses in.
+func exampleConfig(t *testing.T, name, front, gate, app string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "forward-auth", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(b)
+	for _, addr := range []string{exampleFrontAddr, exampleGateAddr, exampleAppAddr} {
+		if !strings.Contains(conf, addr) {
+			t.Fatalf("%s does not mention %s", name, addr)
+		}
+	}
+	r := strings.NewReplacer(exampleFrontAddr, front, exampleGateAddr, gate, exampleAppAddr, app)
+	return r.Replace(conf)
+}
+
+// startFrontedGatehouse starts the app and Gatehouse with the flags the
+// example configs name, its base URL being the front proxy's address.
+func startFrontedGatehouse(t *testing.T, front string) (*gatehouse, string, *int64) {
+	t.Helper()
+	up, hits := echoUpstream(t)
+	db := filepath.Join(t.TempDir(), "gatehouse.db")
+	addUser(t, db, "alice@example.com", testPassword)
+	g := startGatehouse(t, db, "--upstream", up.URL, "--base-url", "http://"+front,
+		"--forward-auth-trusted", "127.0.0.1/32", "--public-path", "/static")
+	return g, up.URL, hits
+}
+
+func waitForPort(t *testing.T, addr string, logs func() string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("nothing listens on %s: %s", addr, logs())
+}
+
+// startProcess runs a server process until the test ends.
+func startProcess(t *testing.T, addr string, logPath string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		logFile.Close()
+	})
+	waitForPort(t, addr, func() string { b, _ := os.ReadFile(logPath); return string(b) })
+}
+
+func lookBinary(t *testing.T, path, name string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	t.Skipf("SKIP: %s not installed (Debian package %s); forward-auth integration untested", name, name)
+	return ""
+}
+
+func TestNginxForwardAuth(t *testing.T) {
+	nginx := lookBinary(t, "/usr/sbin/nginx", "nginx")
+	front := freeAddr(t)
+	g, app, hits := startFrontedGatehouse(t, front)
+	gateAddr := strings.TrimPrefix(g.URL, "http://")
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, []byte(exampleConfig(t, "nginx.conf", front, gateAddr, strings.TrimPrefix(app, "http://"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startProcess(t, front, filepath.Join(dir, "nginx.out"), nginx, "-p", dir, "-c", conf,
+		"-g", fmt.Sprintf("daemon off; pid %s/nginx.pid; error_log %s/error.log;", dir, dir))
+	checkFronted(t, "http://"+front, g, hits, "X-Original-URL")
+}
+
+func TestCaddyForwardAuth(t *testing.T) {
+	caddy := lookBinary(t, "/usr/bin/caddy", "caddy")
+	front := freeAddr(t)
+	g, app, hits := startFrontedGatehouse(t, front)
+	gateAddr := strings.TrimPrefix(g.URL, "http://")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(conf, []byte(exampleConfig(t, "Caddyfile", front, gateAddr, strings.TrimPrefix(app, "http://"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", dir) // Caddy keeps its data under $HOME/.local/share
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	startProcess(t, front, filepath.Join(dir, "caddy.out"), caddy, "run", "--config", conf, "--adapter", "caddyfile")
+	checkFronted(t, "http://"+front, g, hits, "X-Forwarded-Uri")
+}
+
+// checkFronted runs the same story through a fronting proxy: a signed-out
+// browser is sent to sign in and back, an API call gets 401, a signed-in
+// request reaches the app with the identity headers and a valid assertion,
+// forged identity and routing headers change nothing, and an untrusted peer
+// may not ask Gatehouse directly.
+func checkFronted(t *testing.T, front string, g *gatehouse, hits *int64, routingHeader string) {
+	t.Helper()
+	c := newClient()
+	do := func(method, target string, header ...string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header[header[i]] = append(req.Header[header[i]], header[i+1])
+		}
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	seen := func(res *http.Response) http.Header {
+		t.Helper()
+		var s struct {
+			Path   string
+			Header http.Header
+		}
+		if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
+			t.Fatalf("not the app's answer: %v", err)
+		}
+		return s.Header
+	}
+
+	// 1. Signed out: a browser is sent to sign in, with the absolute URL to
+	// come back to; an API call gets 401; the app sees neither.
+	res := do("GET", front+"/app/page?x=1", "Accept", "text/html")
+	wantLogin := front + "/auth/login?rd=" + url.QueryEscape(front+"/app/page?x=1")
+	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != wantLogin {
+		t.Fatalf("signed-out browser: %d to %q, want 302 to %q", res.StatusCode, res.Header.Get("Location"), wantLogin)
+	}
+	if res := do("GET", front+"/app/page", "Accept", "application/json"); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("signed-out API call: %d, want 401", res.StatusCode)
+	}
+	// A spoofed routing header naming a public path changes nothing.
+	if res := do("GET", front+"/app/page", routingHeader, front+"/static/x", "X-Original-Uri", "/static/x", "X-Forwarded-Uri", "/static/x"); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("spoofed %s from the client: %d, want 401", routingHeader, res.StatusCode)
+	}
+	if *hits != 0 {
+		t.Fatalf("the app was reached %d times without a session", *hits)
+	}
+	// Public path without a session: served, forged identity headers gone.
+	pub := seen(do("GET", front+"/static/app.css", "X-Forwarded-User", "admin", "X_Forwarded_User", "admin", "X-Gatehouse-Jwt-Assertion", "forged"))
+	for name, values := range pub {
+		if (headerEqual(name, "x-forwarded-user") || headerEqual(name, "x-gatehouse-jwt-assertion")) && strings.Join(values, "") != "" {
+			t.Fatalf("forged %s reached the app on a public path: %q", name, values)
+		}
+	}
+
+	// 2. Sign in through the front with the form the sign-in page posts:
+	// back to where the browser wanted to go.
+	form := url.Values{"email": {"alice@example.com"}, "password": {testPassword}, "rd": {front + "/app/page?x=1"}}
+	req, _ := http.NewRequest("POST", front+"/auth/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", front)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != front+"/app/page?x=1" {
+		t.Fatalf("sign-in: %d to %q, want 303 back to the app", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	// 3. Signed in: the app gets the identity, forged copies are replaced.
+	res = do("GET", front+"/app/page?x=1", "Accept", "text/html",
+		"X-Forwarded-User", "admin", "X-Forwarded-Email", "admin@example.com", "X-Gatehouse-Jwt-Assertion", "forged")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("signed in: %d", res.StatusCode)
+	}
+	h := seen(res)
+	if h.Get("X-Forwarded-Email") != "alice@example.com" || len(h.Values("X-Forwarded-User")) != 1 || h.Get("X-Forwarded-User") == "admin" {
+		t.Fatalf("identity at the app: %v", h)
+	}
+	tokens := h.Values("X-Gatehouse-Jwt-Assertion")
+	if len(tokens) != 1 {
+		t.Fatalf("the app got %d assertions", len(tokens))
+	}
+	set := fetchJWKS(t, front+"/auth/.well-known/jwks.json")
+	_, claims := verifyWith(t, set, tokens[0], front, front)
+	if claims["email"] != "alice@example.com" || claims["sub"] != h.Get("X-Forwarded-User") {
+		t.Fatalf("assertion claims %v", claims)
+	}
+
+	// 4. The check endpoints are not reachable through the front, and
+	// Gatehouse refuses them to an untrusted peer (here 127.0.0.2).
+	if res := do("GET", front+"/auth/check/auth-request", "X-Original-URL", front+"/static/x", "X-Original-Method", "GET"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("check endpoint through the front: %d, want 404", res.StatusCode)
+	}
+	direct := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}}
+	for _, tc := range []struct{ path, header, value string }{
+		{"/auth/check/auth-request", "X-Original-URL", front + "/static/x"},
+		{"/auth/check/forward-auth", "X-Forwarded-Uri", "/static/x"},
+	} {
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", g.URL+tc.path, nil)
+		req.Header.Set(tc.header, tc.value)
+		req.Header.Set("X-Original-Method", "GET")
+		req.Header.Set("X-Forwarded-Method", "GET")
+		req.Header.Set("X-Forwarded-Proto", "http")
+		req.Header.Set("X-Forwarded-Host", strings.TrimPrefix(front, "http://"))
+		res, err := direct.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("%s from an untrusted peer: %d, want 403", tc.path, res.StatusCode)
+		}
+	}
+}
+
+// headerEqual compares header names ignoring case and reading "_" as "-".
+func headerEqual(name, want string) bool {
+	return strings.EqualFold(strings.ReplaceAll(name, "_", "-"), want)
+}
