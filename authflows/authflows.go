@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -38,6 +39,7 @@ type Config struct {
 	SessionTTL        time.Duration
 	SessionIdleTTL    time.Duration
 	ResetTokenTTL     time.Duration
+	InviteTTL         time.Duration // lifetime of an invitation link (default 72h)
 	PasswordMinLength int
 	HSTS              bool // send Strict-Transport-Security (Gatehouse terminates TLS)
 
@@ -56,6 +58,8 @@ type Config struct {
 	Clock      func() time.Time
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
+	// Audit receives the audit events of the flows; nil records none.
+	Audit *audit.Log
 }
 
 // Handler serves /auth/. Build it with New.
@@ -96,6 +100,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.WakeMailer == nil {
 		cfg.WakeMailer = func() {}
+	}
+	if cfg.InviteTTL <= 0 {
+		cfg.InviteTTL = 72 * time.Hour
 	}
 	if cfg.Hash == (HashParams{}) {
 		cfg.Hash = DefaultHashParams

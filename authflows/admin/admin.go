@@ -50,7 +50,7 @@ type User struct {
 	Disabled    bool      `json:"disabled"`
 	Identities  []string  `json:"identities"` // provider names
 	CreatedAt   time.Time `json:"created_at"`
-	Sessions    int       `json:"sessions"` // stored sessions (ShowUser only)
+	Sessions    int       `json:"sessions,omitempty"` // stored sessions (ShowUser only)
 }
 
 // Change is the outcome of an operation that may end sessions.

@@ -27,6 +27,13 @@ type Config struct {
 	AdminListen     string
 	ShutdownTimeout time.Duration
 
+	// AdminSocket is the Unix socket of the admin API; empty disables it.
+	AdminSocket string
+	InviteTTL   time.Duration
+	// AuditLog is the audit trail's file, "-" for stderr, empty for none.
+	AuditLog  string
+	AccessLog bool
+
 	CookieName        string
 	CookieSecure      bool
 	SessionTTL        time.Duration

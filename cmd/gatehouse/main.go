@@ -29,11 +29,13 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "version":
+		case "version", "--version":
 			fmt.Fprintln(stdout, "gatehouse", version)
 			return 0
 		case "users":
 			return runUsers(args[1:], stdin, stdout, stderr, getenv)
+		case "sessions":
+			return runSessions(args[1:], stdin, stdout, stderr, getenv)
 		}
 	}
 	cfg, err := parseServe(args, getenv, stdout)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
+	"github.com/gatehouse-auth/gatehouse/authflows/admin"
 	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
@@ -35,6 +38,10 @@ type server struct {
 	mailer   mailer
 	tls      *tlsServing
 	ready    atomic.Bool
+	// adminAPI is served on --admin-socket; audit is the --audit-log trail.
+	adminAPI   http.Handler
+	audit      *audit.Log
+	closeAudit func() error
 }
 
 // lockTimeout is how long a start or a subcommand waits for a database file
@@ -60,9 +67,9 @@ func newServer(ctx context.Context, cfg Config, logger *slog.Logger) (*server, e
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: logger, store: store}
+	s := &server{cfg: cfg, log: logger, store: store, closeAudit: func() error { return nil }}
 	if err := s.build(ctx); err != nil {
-		store.Close()
+		s.close()
 		return nil, err
 	}
 	return s, nil
@@ -73,6 +80,13 @@ func (s *server) build(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
+	var err error
+	s.audit, s.closeAudit, err = openAuditLog(cfg.AuditLog, os.Stderr, time.Now, func(err error) {
+		s.log.Error("write audit event", "err", err)
+	})
+	if err != nil {
+		return err
+	}
 
 	auth, err := authflows.New(authflows.Config{
 		BaseURL:           cfg.BaseURL,
@@ -81,6 +95,7 @@ func (s *server) build(ctx context.Context) error {
 		SessionTTL:        cfg.SessionTTL,
 		SessionIdleTTL:    cfg.SessionIdleTTL,
 		ResetTokenTTL:     cfg.ResetTokenTTL,
+		InviteTTL:         cfg.InviteTTL,
 		PasswordMinLength: cfg.PasswordMinLength,
 		HSTS:              cfg.TLS.Enabled(),
 		Hash:              authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
@@ -92,11 +107,22 @@ func (s *server) build(ctx context.Context) error {
 		ClientIP:          cfg.TrustedProxies.ClientIP,
 		Logger:            s.log,
 		Registerer:        reg,
+		Audit:             s.audit,
 	})
 	if err != nil {
 		return err
 	}
 	s.auth = auth
+	s.adminAPI = admin.NewHandler(&admin.Service{
+		Store: s.store,
+		HashPassword: func(ctx context.Context, password, email string) (string, error) {
+			hp := authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
+			return authflows.NewPasswordHash(ctx, hp, password, email, cfg.PasswordMinLength)
+		},
+		Audit:      s.audit,
+		Logger:     s.log,
+		WakeMailer: func() { s.mailer.Wake() },
+	}, s.log)
 	if s.mailer, err = newMailer(cfg, s.store, auth.PrepareMail, s.log); err != nil {
 		return err
 	}
@@ -174,6 +200,7 @@ func (s *server) adminHandler(reg *prometheus.Registry) http.Handler {
 // listeners are the open ports of a server.
 type listeners struct {
 	main, admin, http net.Listener
+	socket            net.Listener // --admin-socket
 }
 
 // listen opens every configured port before anything is served, so a taken
@@ -195,11 +222,16 @@ func (s *server) listen() (*listeners, error) {
 			return fail(fmt.Errorf("--http-listen: %w", err))
 		}
 	}
+	if s.cfg.AdminSocket != "" {
+		if ls.socket, err = listenAdminSocket(s.cfg.AdminSocket); err != nil {
+			return fail(err)
+		}
+	}
 	return &ls, nil
 }
 
 func (ls *listeners) close() {
-	for _, l := range []net.Listener{ls.main, ls.admin, ls.http} {
+	for _, l := range []net.Listener{ls.main, ls.admin, ls.http, ls.socket} {
 		if l != nil {
 			l.Close()
 		}
@@ -234,7 +266,7 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	main := proxy.NewServer(s.cfg.Listen, s.handler)
 	main.ErrorLog = errorLog
 	servers := []*http.Server{main}
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	serveOn := func(srv *http.Server, ln net.Listener, tlsOn bool) {
 		var err error
 		if tlsOn {
@@ -260,9 +292,15 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 		servers = append(servers, plain)
 		go serveOn(plain, ls.http, false)
 	}
+	if ls.socket != nil {
+		// Removed on a clean exit: Shutdown closes the listener, which unlinks the file.
+		sock := &http.Server{Handler: s.adminAPI, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		servers = append(servers, sock)
+		go serveOn(sock, ls.socket, false)
+	}
 	s.ready.Store(true)
 	s.log.Info("gatehouse started", "listen", ls.main.Addr().String(), "upstream", s.cfg.Upstream.Redacted(),
-		"base_url", s.cfg.BaseURL.String(), "mode", string(s.cfg.Mode), "admin", s.cfg.AdminListen, "version", version)
+		"base_url", s.cfg.BaseURL.String(), "mode", string(s.cfg.Mode), "admin", s.cfg.AdminListen, "admin_socket", s.cfg.AdminSocket, "version", version)
 
 	var serveErr error
 	select {
@@ -294,6 +332,9 @@ func (s *server) close() {
 	}
 	if err := s.store.Close(); err != nil {
 		s.log.Error("close database", "err", err)
+	}
+	if err := s.closeAudit(); err != nil {
+		s.log.Error("close audit log", "err", err)
 	}
 }
 
