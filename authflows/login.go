@@ -106,7 +106,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.metrics.logins.WithLabelValues("error").Inc()
 		h.loginRefused(w, r, errStoreUnavailable, form)
 		return
-	case !ok:
+	case !ok || u.Disabled: // a disabled account gets the same answer as a wrong password
 		attrs := []slog.Attr{slog.String("email", logEmail(email))}
 		if u.ID != "" { // a known account; the answer does not say so (PW4)
 			attrs = append(attrs, slog.String("user_id", u.ID))
