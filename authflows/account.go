@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -124,6 +125,7 @@ func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.oauthEvent(r, name, "unlinked", slog.String("user_id", s.UserID))
+	h.recordAudit(r, audit.IdentityUnlinked, s.UserID, s.Email, name)
 	if r.Method == http.MethodPost {
 		seeOther(w, r, "/auth/account")
 		return

@@ -143,6 +143,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /auth/forgot", h.forgot)
 	m.HandleFunc("GET /auth/reset", h.resetPage)
 	m.HandleFunc("POST /auth/reset", h.reset)
+	m.HandleFunc("GET /auth/invite", h.invitePage)
+	m.HandleFunc("POST /auth/invite", h.acceptInvite)
 
 	m.HandleFunc("GET /auth/login/{provider}", h.oauthLogin)
 	m.HandleFunc("GET /auth/link/{provider}", h.oauthLink)

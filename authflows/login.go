@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -112,6 +113,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 			attrs = append(attrs, slog.String("user_id", u.ID))
 		}
 		h.event(r, "login_failed", attrs...)
+		h.recordAudit(r, audit.LoginFailed, u.ID, logEmail(email), "")
 		h.metrics.logins.WithLabelValues("failed").Inc()
 		h.loginRefused(w, r, errInvalidCredentials, form)
 		return
@@ -124,6 +126,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.event(r, "login_ok", slog.String("user_id", u.ID))
+	h.recordAudit(r, audit.Login, u.ID, u.Email, "")
 	h.metrics.logins.WithLabelValues("ok").Inc()
 	if web.WantsHTML(r) {
 		seeOther(w, r, form.Redirect)
@@ -233,6 +236,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case err == nil:
 			h.event(r, "logout", slog.String("user_id", s.UserID))
+			h.recordAudit(r, audit.Logout, s.UserID, s.Email, "")
 		case !errors.Is(err, storage.ErrNotFound):
 			// The cookie is gone from this browser, but the session may
 			// still work elsewhere: say so rather than pretend.

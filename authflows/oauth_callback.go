@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -18,6 +19,7 @@ var (
 	errAccessDenied     = web.NewProblem(http.StatusBadRequest, "access_denied", "Sign-in was cancelled at the provider")
 	errNoCode           = web.NewProblem(http.StatusBadRequest, "invalid_request", "The provider sent no authorization code")
 	errEmailNotVerified = web.NewProblem(http.StatusForbidden, "email_not_verified", "Your email address at the provider is not verified")
+	errAccountDisabled  = web.NewProblem(http.StatusForbidden, "account_disabled", "This account is disabled")
 	errIdentityInUse    = web.NewProblem(http.StatusConflict, "identity_in_use", "This account is already linked to another user")
 	errAlreadyLinked    = web.NewProblem(http.StatusConflict, "provider_already_linked", "You already linked another account of this provider; unlink it first")
 	errAccountExists    = web.NewProblem(http.StatusConflict, "account_exists", "An account with this email already exists: sign in, then link")
@@ -140,15 +142,23 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 	if errors.Is(err, storage.ErrNotFound) {
 		if !id.EmailVerified {
 			h.oauthEvent(r, p.Name, "refused", slog.String("reason", "email not verified"))
+			h.recordAudit(r, audit.SignupRefused, "", "", p.Name)
 			web.WriteProblem(w, r, errEmailNotVerified)
 			return
 		}
 		u, err = h.createOAuthUser(r, p, id)
 		if errors.Is(err, storage.ErrEmailTaken) {
 			h.oauthEvent(r, p.Name, "refused", slog.String("reason", "email belongs to an existing account"))
+			h.recordAudit(r, audit.SignupRefused, "", id.Email, p.Name)
 			h.answerAccountExists(w, r, p, id.Email)
 			return
 		}
+	}
+	if err == nil && u.Disabled {
+		h.oauthEvent(r, p.Name, "refused", slog.String("user_id", u.ID), slog.String("reason", "account disabled"))
+		h.recordAudit(r, audit.LoginFailed, u.ID, u.Email, p.Name)
+		web.WriteProblem(w, r, errAccountDisabled)
+		return
 	}
 	if err == nil {
 		err = h.startSession(w, r, u)
@@ -158,6 +168,7 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 		return
 	}
 	h.oauthEvent(r, p.Name, "login", slog.String("user_id", u.ID))
+	h.recordAudit(r, audit.Login, u.ID, u.Email, p.Name)
 	seeOther(w, r, flow.Redirect)
 }
 
@@ -177,6 +188,7 @@ func (h *Handler) createOAuthUser(r *http.Request, p *provider, id providerIdent
 		return storage.User{}, err
 	}
 	h.oauthEvent(r, p.Name, "user_created", slog.String("user_id", u.ID))
+	h.recordAudit(r, audit.UserCreated, u.ID, u.Email, p.Name)
 	return u, nil
 }
 
@@ -207,6 +219,7 @@ func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provid
 		return
 	}
 	h.oauthEvent(r, p.Name, "linked", slog.String("user_id", s.UserID))
+	h.recordAudit(r, audit.IdentityLinked, s.UserID, s.Email, p.Name)
 	seeOther(w, r, flow.Redirect)
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -172,6 +173,7 @@ func (h *Handler) queueReset(r *http.Request, email string) {
 		h.log.ErrorContext(ctx, "forgot: queue reset mail", "user_id", u.ID, "err", err)
 		return
 	}
+	h.recordAudit(r, audit.ResetRequested, u.ID, u.Email, "")
 	h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID),
 		slog.Bool("has_password", u.PasswordHash != ""))
 	h.metrics.forgot.WithLabelValues("mailed").Inc()
@@ -197,6 +199,8 @@ func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Ma
 	case storage.MailKindMessage:
 		return job, nil
 	case storage.MailKindPasswordReset:
+	case storage.MailKindInvite:
+		return h.prepareInvite(ctx, job)
 	default:
 		return storage.Mail{}, fmt.Errorf("prepare mail: unknown kind %q", job.Kind)
 	}
@@ -348,6 +352,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		h.cfg.WakeMailer()
 	}
 	h.event(r, "reset_completed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
+	h.recordAudit(r, audit.ResetCompleted, u.ID, u.Email, "")
 	h.metrics.resets.WithLabelValues("ok").Inc()
 	h.metrics.revocations.Add(float64(revoked))
 
