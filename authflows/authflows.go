@@ -152,6 +152,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /auth/unlink/{provider}", h.unlink) // the account page's form
 	m.HandleFunc("GET /auth/callback/{provider}", h.callback)
 	m.HandleFunc("GET /auth/account", h.account)
+	m.HandleFunc("POST /auth/account/password", h.changePassword)
+	m.HandleFunc("POST /auth/account/sessions/revoke-others", h.signOutOthers)
 
 	m.HandleFunc("/auth/", h.notFound)
 }
