@@ -157,7 +157,7 @@ func (h *Handler) queueReset(r *http.Request, email string) {
 	u, err := h.store.UserByEmail(ctx, email)
 	if errors.Is(err, storage.ErrNotFound) {
 		h.event(r, "forgot_requested", slog.Bool("known", false))
-		h.metrics.forgot.WithLabelValues("unknown").Inc()
+		h.metrics.forgot.WithLabelValues("accepted").Inc()
 		return
 	}
 	if err != nil {
@@ -166,7 +166,8 @@ func (h *Handler) queueReset(r *http.Request, email string) {
 	}
 	if !h.limits.forgotAccount.allow(u.ID) {
 		h.event(r, "forgot_throttled", slog.String("scope", "account"), slog.String("user_id", u.ID))
-		h.metrics.forgot.WithLabelValues("throttled").Inc()
+		// Counted as accepted: only a known account has a per-account limit.
+		h.metrics.forgot.WithLabelValues("accepted").Inc()
 		return
 	}
 	if err := h.store.QueueResetMail(ctx, u.ID, h.now()); err != nil {
@@ -176,7 +177,7 @@ func (h *Handler) queueReset(r *http.Request, email string) {
 	h.recordAudit(r, audit.ResetRequested, u.ID, u.Email, "")
 	h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID),
 		slog.Bool("has_password", u.PasswordHash != ""))
-	h.metrics.forgot.WithLabelValues("mailed").Inc()
+	h.metrics.forgot.WithLabelValues("accepted").Inc()
 	h.cfg.WakeMailer()
 }
 

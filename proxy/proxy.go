@@ -68,6 +68,8 @@ type Config struct {
 	UpstreamTimeout time.Duration
 	// Transport reaches the upstream; nil means NewTransport(UpstreamTimeout).
 	Transport  http.RoundTripper
+	// AccessLog, when set, gets one line per request (--access-log).
+	AccessLog  *AccessLog
 	Clock      func() time.Time // default time.Now
 	Logger     *slog.Logger     // default slog.Default()
 	Registerer prometheus.Registerer
@@ -88,6 +90,7 @@ type Proxy struct {
 	clock      func() time.Time // nil: the system clock, read with the lookup timer
 	logger     *slog.Logger
 	metrics    *metrics
+	access     *AccessLog
 	reverse    *httputil.ReverseProxy
 }
 
@@ -130,6 +133,7 @@ func New(cfg Config) (*Proxy, error) {
 		clock:      cfg.Clock,
 		logger:     cfg.Logger,
 		metrics:    m,
+		access:     cfg.AccessLog,
 	}
 	if p.cookieName == "" {
 		p.cookieName = DefaultCookieName
@@ -164,8 +168,8 @@ var (
 	bodyTooLarge     = web.NewProblem(http.StatusRequestEntityTooLarge, "request_too_large", "Request body too large")
 )
 
-// ServeHTTP runs the steps of the request path in order.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// serve runs the steps of the request path in order.
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 	// 1. Forged identity and routing headers go, on every path (PX1, PX4),
 	// and the request gets the id its log lines share (LG2).
 	removeClientHeaders(r.Header)
@@ -177,7 +181,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// 3. /auth/ is Gatehouse's own and never reaches the upstream.
 	if isAuthPath(r.URL.Path) {
 		p.serveAuth(w, r)
-		return
+		return served{outcome: outcomeAuth, path: r.URL.Path}
 	}
 
 	// 4. The session, read from the store on every request (SS3, SS7, SS9).
@@ -188,7 +192,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
 		web.WriteProblem(w, r, storeUnavailable)
-		return
+		return served{outcome: outcomeError, path: r.URL.Path}
 	}
 
 	// 5. Public paths pass with or without a session.
@@ -196,12 +200,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	// 6. Protected without a session: the --mode answer, nothing forwarded.
 	if !signedIn && !public {
-		p.deny(w, r)
-		return
+		return served{outcome: p.deny(w, r), path: r.URL.Path}
 	}
 
 	// 7. Forward, with the identity of a valid session.
-	p.forward(w, r, session, signedIn, public)
+	return served{outcome: p.forward(w, r, session, signedIn, public), path: r.URL.Path, userID: session.UserID}
 }
 
 func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
@@ -215,16 +218,19 @@ func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 	p.auth.ServeHTTP(w, r)
 }
 
-func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) {
+func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) outcome {
+	o := outcomeUnauthenticated
 	if p.denier.Mode == web.ModeRedirect && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		p.metrics.redirected.Inc()
+		o = outcomeRedirected
 	} else {
 		p.metrics.unauthenticated.Inc()
 	}
 	p.denier.Deny(w, r)
+	return o
 }
 
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.Session, signedIn, public bool) {
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.Session, signedIn, public bool) outcome {
 	state := &forwardState{Context: r.Context(), signedIn: signedIn}
 	if signedIn {
 		state.userID, state.email = session.UserID, session.Email
@@ -233,10 +239,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 	switch {
 	case state.failed:
 		p.metrics.failed.Inc()
+		return outcomeError
 	case public:
 		p.metrics.public.Inc()
+		return outcomePublic
 	default:
 		p.metrics.forwarded.Inc()
+		return outcomeForwarded
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -58,6 +59,9 @@ type Config struct {
 	// flags: production always uses the OWASP parameters; tests lower them.
 	Argon2Memory uint32
 	Argon2Time   uint32
+	// LogOutput is where the log, the access log and "--audit-log -" go;
+	// os.Stderr when nil. Not a flag.
+	LogOutput io.Writer
 }
 
 // SMTPConfig is the mail relay; an empty Addr means mail goes to files.

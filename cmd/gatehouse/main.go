@@ -46,6 +46,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
 		return 2
 	}
+	cfg.LogOutput = stderr
 	logger := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,7 @@ type server struct {
 	adminAPI   http.Handler
 	audit      *audit.Log
 	closeAudit func() error
+	accessLog  *proxy.AccessLog // nil with --access-log=false
 }
 
 // lockTimeout is how long a start or a subcommand waits for a database file
@@ -79,9 +81,21 @@ func (s *server) build(ctx context.Context) error {
 	cfg := s.cfg
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gatehouse_build_info", Help: "Always 1; the labels tell the version and the Go version of the running binary.",
+	}, []string{"version", "goversion"})
+	buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	reg.MustRegister(buildInfo)
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
+	logOut := cfg.LogOutput
+	if logOut == nil {
+		logOut = os.Stderr
+	}
+	if cfg.AccessLog {
+		s.accessLog = proxy.NewAccessLog(logOut, cfg.LogFormat == "json")
+	}
 	var err error
-	s.audit, s.closeAudit, err = openAuditLog(cfg.AuditLog, os.Stderr, time.Now, func(err error) {
+	s.audit, s.closeAudit, err = openAuditLog(cfg.AuditLog, logOut, time.Now, func(err error) {
 		s.log.Error("write audit event", "err", err)
 	})
 	if err != nil {
@@ -139,6 +153,7 @@ func (s *server) build(ctx context.Context) error {
 		IdleTTL:         cfg.SessionIdleTTL,
 		TLS:             cfg.TLS.Enabled(),
 		UpstreamTimeout: cfg.UpstreamTimeout,
+		AccessLog:       s.accessLog,
 		Logger:          s.log,
 		Registerer:      reg,
 	})
@@ -253,7 +268,11 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	defer s.close()
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep} {
+	loopFuncs := []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep}
+	if s.accessLog != nil {
+		loopFuncs = append(loopFuncs, s.accessLog.Run)
+	}
+	for _, loop := range loopFuncs {
 		loops.Go(func() {
 			// LastSeen.Run returns its final flush's error: last-seen times lost at shutdown.
 			if err := loop(bg); err != nil {

@@ -84,10 +84,11 @@ func startGatehouseOn(t testing.TB, ln net.Listener, db string, tune func(*Confi
 		t.Fatal(err)
 	}
 	cfg.Argon2Memory, cfg.Argon2Time = 64, 1
+	logs := &syncBuffer{}
+	cfg.LogOutput = logs // the access log joins the other lines
 	if tune != nil {
 		tune(&cfg)
 	}
-	logs := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := newServer(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
