@@ -67,7 +67,7 @@ type Config struct {
 	// WebSockets are not cut.
 	UpstreamTimeout time.Duration
 	// Transport reaches the upstream; nil means NewTransport(UpstreamTimeout).
-	Transport  http.RoundTripper
+	Transport http.RoundTripper
 	// AccessLog, when set, gets one line per request (--access-log).
 	AccessLog  *AccessLog
 	Clock      func() time.Time // default time.Now
