@@ -1,11 +1,13 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -68,23 +70,38 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 	store.put(sessionID, storage.Session{
 		UserID: userID, Email: userEmail, ExpiresAt: time.Now().Add(time.Hour), LastSeen: time.Now(),
 	})
-	gatehouse, err := New(Config{
-		Upstream:    upURL,
-		Auth:        http.NotFoundHandler(),
-		Sessions:    store,
-		LastSeen:    &LastSeen{Store: store},
-		PublicPaths: []string{"/static"},
-		Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
-		IdleTTL:     time.Hour,
-		Transport:   transport,
-	})
+	newGatehouse := func(access *AccessLog) *Proxy {
+		p, err := New(Config{
+			Upstream:    upURL,
+			Auth:        http.NotFoundHandler(),
+			Sessions:    store,
+			LastSeen:    &LastSeen{Store: store},
+			PublicPaths: []string{"/static"},
+			Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
+			IdleTTL:     time.Hour,
+			Transport:   transport,
+			AccessLog:   access,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	// The access log writes to /dev/null through its batching loop, as it
+	// would to a file or a pipe: the formatting and the batched writes count.
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer devNull.Close()
+	access := NewAccessLog(devNull, false)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go access.Run(ctx)
 	for _, bc := range []struct {
 		name    string
 		handler http.Handler
-	}{{"bare", bare}, {"gatehouse", gatehouse}} {
+	}{{"bare", bare}, {"gatehouse", newGatehouse(nil)}, {"gatehouse-accesslog", newGatehouse(access)}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
