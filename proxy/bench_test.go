@@ -118,3 +118,22 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 		})
 	}
 }
+
+// BenchmarkAccessLogLine is the access log's own cost per request: format
+// one line and add it to the batch (the batch goes to /dev/null).
+func BenchmarkAccessLogLine(b *testing.B) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devNull.Close()
+	a := NewAccessLog(devNull, false)
+	r := httptest.NewRequest("GET", "/app/page?x=1", nil)
+	e := accessEntry{start: time.Now(), method: "GET", path: "/app/page", status: 200, bytes: 2, duration: time.Millisecond,
+		userID: userID, requestID: "0123456789abcdef0123456789abcdef"}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.clientIP = web.TrustedProxies(nil).ClientIP(r)
+		a.write(&e)
+	}
+}

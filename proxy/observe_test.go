@@ -136,3 +136,15 @@ func TestDurationAndInFlightMetrics(t *testing.T) {
 		t.Errorf("in-flight gauge %v after the requests, want 0", inFlight)
 	}
 }
+
+func TestAccessLogTimeAndDurationForms(t *testing.T) {
+	at := time.Date(2026, 11, 26, 4, 5, 6, 789_123_456, time.FixedZone("x", 3600))
+	if got := string(appendTime(nil, at)); got != "2026-11-26T03:05:06.789Z" {
+		t.Errorf("appendTime = %q", got)
+	}
+	for d, want := range map[time.Duration]string{0: "0.000", 1500 * time.Microsecond: "1.500", 12*time.Second + 34*time.Microsecond: "12000.034", -1: "0.000"} {
+		if got := string(appendMillis(nil, d)); got != want {
+			t.Errorf("appendMillis(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
