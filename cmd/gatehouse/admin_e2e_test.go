@@ -301,3 +301,30 @@ func TestUsersAndSessionsHelp(t *testing.T) {
 		t.Errorf("sessions typo: %d %q", code, errOut)
 	}
 }
+
+// The access log is on by default, one line per proxied request without the
+// query; --access-log=false turns it off.
+func TestAccessLogFlag(t *testing.T) {
+	up, _ := echoUpstream(t)
+	for _, on := range []bool{true, false} {
+		db := filepath.Join(t.TempDir(), "gatehouse.db")
+		addUser(t, db, "ann@example.com", testPassword)
+		args := []string{"--upstream", up.URL}
+		if !on {
+			args = append(args, "--access-log=false")
+		}
+		g := startGatehouse(t, db, args...)
+		c := newClient()
+		login(t, c, g.URL, "ann@example.com", testPassword)
+		get(t, c, g.URL+"/app/x?token=QUERY-SECRET")
+		g.Stop() // flushes the batch
+		logs := g.Logs.String()
+		line := regexp.MustCompile(`(?m)^time=\S+ level=INFO msg=access method=GET path=/app/x status=200 bytes=\d+ duration_ms=[\d.]+ user_id=[0-9a-f]{32} request_id=[0-9a-f]{32} client_ip=127\.0\.0\.1$`)
+		if got := line.MatchString(logs); got != on {
+			t.Errorf("--access-log=%v: access line present %v:\n%s", on, got, logs)
+		}
+		if strings.Contains(logs, "QUERY-SECRET") {
+			t.Errorf("the query reached the log")
+		}
+	}
+}

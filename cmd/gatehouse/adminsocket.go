@@ -53,8 +53,10 @@ func defaultAdminSocket(db string) string {
 // listenAdminSocket opens the admin socket with mode 0600 (AD1). A socket
 // file left by a crashed server is replaced; anything else at the path (a
 // regular file, a socket a live process answers on) is an error, never
-// deleted. The file is created under umask 0177, so it is never reachable
-// by other users, not even between creation and chmod. Close removes it.
+// deleted. The file is created under umask 0077, so it is never reachable
+// by other users, not even between creation and chmod to 0600. (The umask
+// is the process's: a file another goroutine creates in that instant is
+// only made private to the same user, never unusable.) Close removes it.
 func listenAdminSocket(path string) (net.Listener, error) {
 	if st, err := os.Lstat(path); err == nil {
 		if st.Mode().Type() != fs.ModeSocket {
@@ -70,7 +72,7 @@ func listenAdminSocket(path string) (net.Listener, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("--admin-socket: %w", err)
 	}
-	old := syscall.Umask(0o177)
+	old := syscall.Umask(0o077)
 	ln, err := net.Listen("unix", path)
 	syscall.Umask(old)
 	if err != nil {

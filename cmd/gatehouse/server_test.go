@@ -12,6 +12,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -310,6 +311,14 @@ func TestAdminEndpoints(t *testing.T) {
 		`gatehouse_session_lookup_seconds_count 2`,
 		`gatehouse_logins_total{result="ok"} 1`,
 		`gatehouse_logins_total{result="failed"} 1`,
+		`gatehouse_build_info{goversion="` + runtime.Version() + `",version="` + version + `"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="3xx",outcome="redirected"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="4xx",outcome="unauthenticated"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="2xx",outcome="forwarded"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="5xx",outcome="error"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="4xx",outcome="auth"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="2xx",outcome="auth"} 1`,
+		`gatehouse_http_requests_in_flight 0`, // /metrics itself is served by the admin port
 	} {
 		if !strings.Contains(metrics, want+"\n") {
 			t.Errorf("/metrics lacks %q", want)
