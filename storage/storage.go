@@ -276,6 +276,8 @@ type Store interface {
 	// invite token of the user and sets the password hash. It returns the
 	// updated user.
 	CompleteInvite(ctx context.Context, tokenHash Hash, now time.Time, passwordHash string) (User, error)
+	// DeleteExpiredInviteTokens deletes invite tokens expired at now and reports how many.
+	DeleteExpiredInviteTokens(ctx context.Context, now time.Time) (int, error)
 
 	// Ping reports whether the store can be read (readiness).
 	Ping(ctx context.Context) error

@@ -370,10 +370,11 @@ func (s *server) sweep(ctx context.Context) error {
 		sessions, err1 := s.store.DeleteExpiredSessions(ctx, now, s.cfg.SessionIdleTTL)
 		tokens, err2 := s.store.DeleteExpiredResetTokens(ctx, now)
 		flows, err3 := s.store.DeleteExpiredOAuthFlows(ctx, now)
-		if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
+		invites, err4 := s.store.DeleteExpiredInviteTokens(ctx, now)
+		if err := errors.Join(err1, err2, err3, err4); err != nil && ctx.Err() == nil {
 			s.log.Error("sweep expired records", "err", err)
-		} else if sessions+tokens+flows > 0 {
-			s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows)
+		} else if sessions+tokens+flows+invites > 0 {
+			s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows, "invite_tokens", invites)
 		}
 		select {
 		case <-ctx.Done():

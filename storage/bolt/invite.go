@@ -121,3 +121,35 @@ func voidTokens(tx *bbolt.Tx, b tokenBuckets, userID string) error {
 	}
 	return nil
 }
+
+// DeleteExpiredInviteTokens deletes invite tokens whose ExpiresAt is not
+// after now, with their index entries, and reports how many. It deletes in
+// chunks; see sweepChunk.
+func (s *Store) DeleteExpiredInviteTokens(ctx context.Context, now time.Time) (int, error) {
+	expired := func(k, v []byte) bool {
+		var h storage.Hash
+		copy(h[:], k)
+		t, err := decodeResetToken(h, v)
+		return err == nil && !now.Before(t.ExpiresAt)
+	}
+	return s.sweepScan(ctx, bucketInviteTokens, expired, func(tx *bbolt.Tx, k []byte) error {
+		var h storage.Hash
+		copy(h[:], k)
+		tokens := tx.Bucket(bucketInviteTokens)
+		v := tokens.Get(h[:])
+		if v == nil {
+			return nil
+		}
+		t, err := decodeResetToken(h, v)
+		if err != nil {
+			return err
+		}
+		if err := tokens.Delete(h[:]); err != nil {
+			return err
+		}
+		if !validUserID(t.UserID) {
+			return nil
+		}
+		return tx.Bucket(bucketUserInvites).Delete(userHashKey(t.UserID, h))
+	})
+}

@@ -191,6 +191,28 @@ func testInvites(t *testing.T, o Opener) {
 		}
 	})
 
+	t.Run("SweepExpired", func(t *testing.T) {
+		s := o.newStore(t)
+		u, v := createUser(t, s, 1), createUser(t, s, 2)
+		soon, later := inviteRecord("soon", u.ID, time.Minute), inviteRecord("later", v.ID, time.Hour)
+		wantErr(t, "IssueInviteToken soon", s.IssueInviteToken(t.Context(), soon), nil)
+		wantErr(t, "IssueInviteToken later", s.IssueInviteToken(t.Context(), later), nil)
+		n, err := s.DeleteExpiredInviteTokens(t.Context(), at(time.Minute))
+		wantErr(t, "DeleteExpiredInviteTokens", err, nil)
+		if n != 1 {
+			t.Fatalf("swept %d invite tokens, want 1", n)
+		}
+		if _, err := s.InviteTokenUser(t.Context(), later.Hash, at(time.Minute)); err != nil {
+			t.Fatalf("a live invite token was swept: %v", err)
+		}
+		// The swept token's index entry went with it: a new token for u works.
+		again := inviteRecord("again", u.ID, 2*time.Hour)
+		wantErr(t, "IssueInviteToken again", s.IssueInviteToken(t.Context(), again), nil)
+		if got, err := s.InviteTokenUser(t.Context(), again.Hash, at(time.Minute)); err != nil || got.ID != u.ID {
+			t.Fatalf("InviteTokenUser after sweep: %v %v", got.ID, err)
+		}
+	})
+
 	t.Run("QueueInviteMailVoidsAndQueuesJob", func(t *testing.T) {
 		s := o.newStore(t)
 		u := createUser(t, s, 1)
