@@ -223,6 +223,23 @@ func TestInviteFlow(t *testing.T) {
 		t.Error("an invitation worked twice")
 	}
 	e.Login(t, "ivy@example.com", "a fine long passphrase")
+
+	// A browser's form: 303 to / with a session; a used link shows the
+	// "link expired" page, not a form.
+	w := e.CreateUser(t, "will@example.com", "")
+	formToken := "form-invite-token"
+	if err := e.Store.IssueInviteToken(t.Context(), storage.ResetToken{Hash: storage.HashSecret(formToken), UserID: w.ID,
+		CreatedAt: e.Clock.Now(), ExpiresAt: e.Clock.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"token": {formToken}, "password": {"a fine long passphrase"}, "confirm": {"a fine long passphrase"}}
+	if resp := e.PostForm("/auth/invite", form); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || e.SessionCookie(resp) == nil {
+		t.Errorf("form accept: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if page := e.Body(t, e.PostForm("/auth/invite", form)); !strings.Contains(page, "Link expired") {
+		t.Errorf("a used invitation's form post: %s", page)
+	}
+
 	if !strings.Contains(trail.String(), `"event":"invite_accepted"`) || strings.Contains(trail.String(), token) {
 		t.Errorf("audit trail: %s", trail.String())
 	}

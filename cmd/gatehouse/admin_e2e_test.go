@@ -275,6 +275,13 @@ func TestCommandsOnMissingFile(t *testing.T) {
 			t.Fatalf("%v created the file", args)
 		}
 	}
+	missingDir := filepath.Join(t.TempDir(), "no", "such", "folder")
+	if code, _, errOut := cli(t, testPassword+"\n", "users", "add", "a@example.com", "--password-stdin", "--db", filepath.Join(missingDir, "g.db")); code != 1 || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("users add into a missing folder: %d %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Dir(missingDir)); !os.IsNotExist(err) {
+		t.Error("users add created the missing folder")
+	}
 	if code, _, errOut := cli(t, testPassword+"\n", "users", "add", "a@example.com", "--password-stdin", "--db", db); code != 0 {
 		t.Fatalf("users add on a missing file: %d %q", code, errOut)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -247,8 +248,15 @@ func (o *cliOptions) connect(ctx context.Context, mayCreate bool, stderr io.Writ
 	if c, err := admin.Dial(ctx, o.socket); err == nil {
 		return c, c.Close, nil
 	}
-	if _, err := os.Stat(o.db); errors.Is(err, fs.ErrNotExist) && !mayCreate {
-		return nil, nil, fmt.Errorf("database %s does not exist (no server answers on %s either)", o.db, orNone(o.socket))
+	if _, err := os.Stat(o.db); errors.Is(err, fs.ErrNotExist) {
+		if !mayCreate {
+			return nil, nil, fmt.Errorf("database %s does not exist (no server answers on %s either)", o.db, orNone(o.socket))
+		}
+		// add creates the file, not its folder: a typo in --db must not
+		// grow a directory tree.
+		if st, err := os.Stat(filepath.Dir(o.db)); err != nil || !st.IsDir() {
+			return nil, nil, fmt.Errorf("folder %s of the database does not exist", filepath.Dir(o.db))
+		}
 	}
 	store, err := openStore(o.db)
 	if err != nil {
