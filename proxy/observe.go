@@ -48,6 +48,9 @@ type served struct {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	p.metrics.inFlight.Inc()
+	// Deferred: ReverseProxy aborts a response whose upstream body broke
+	// off by panicking with http.ErrAbortHandler.
+	defer p.metrics.inFlight.Dec()
 	sw := statusWriterPool.Get().(*statusWriter)
 	sw.ResponseWriter, sw.status, sw.bytes = w, 0, 0
 	res := p.serve(sw, r)
@@ -56,7 +59,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	elapsed := time.Since(start)
-	p.metrics.inFlight.Dec()
 	p.metrics.duration[res.outcome][statusClass(status)].Observe(elapsed.Seconds())
 	if p.access != nil {
 		e := accessEntry{

@@ -2,8 +2,12 @@ package proxy
 
 import (
 	"encoding/json"
+	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -147,4 +151,43 @@ func TestAccessLogTimeAndDurationForms(t *testing.T) {
 			t.Errorf("appendMillis(%v) = %q, want %q", d, got, want)
 		}
 	}
+}
+
+// A response whose upstream body breaks off (ReverseProxy then aborts the
+// handler with a panic) leaves the in-flight gauge where it was.
+func TestInFlightAfterAbortedResponse(t *testing.T) {
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("partial"))
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	defer broken.Close()
+	upURL, _ := url.Parse(broken.URL)
+	e := newEnv(t, func(c *Config) { c.Upstream = upURL })
+	front := httptest.NewUnstartedServer(e.proxy)
+	front.Config.ErrorLog = log.New(io.Discard, "", 0)
+	front.Start()
+	defer front.Close()
+	id := e.signIn(sessionID)
+	req, _ := http.NewRequest(http.MethodGet, front.URL+"/app", nil)
+	req.Header.Set("Cookie", DefaultCookieName+"="+id)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	families, err := e.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range families {
+		if mf.GetName() == "gatehouse_http_requests_in_flight" {
+			if v := mf.GetMetric()[0].GetGauge().GetValue(); v != 0 {
+				t.Fatalf("in-flight gauge %v after an aborted response, want 0", v)
+			}
+			return
+		}
+	}
+	t.Fatal("no in-flight gauge")
 }
