@@ -170,6 +170,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	}
 	h.event(r, "password_changed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
 	h.recordAudit(r, audit.PasswordChanged, u.ID, u.Email, "")
+	h.mailPasswordNotice(r, u)
 	if u, err = h.store.UserByID(ctx, u.ID); err == nil { // its credential epoch may have moved
 		err = h.startSession(w, r, u)
 	}
@@ -185,6 +186,28 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		Status          string `json:"status"`
 		SessionsRevoked int    `json:"sessions_revoked"`
 	}{"password_changed", max(revoked-1, 0)})
+}
+
+// mailPasswordNotice queues the "your password was changed" mail, as a
+// reset does (RS6): if it was not the owner, they learn of it. A failure
+// is logged; the change stands.
+func (h *Handler) mailPasswordNotice(r *http.Request, u storage.User) {
+	now := h.now()
+	notice, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
+		Site:      h.cfg.BaseURL.Host,
+		Email:     u.Email,
+		Time:      now.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
+		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
+	}, now)
+	if err == nil {
+		notice.NextAttempt = now
+		_, err = h.store.EnqueueMail(r.Context(), notice)
+	}
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "change password: queue notice mail", "user_id", u.ID, "err", err)
+		return
+	}
+	h.cfg.WakeMailer()
 }
 
 // passwordChangeFailed answers a refused change: a problem, or for a

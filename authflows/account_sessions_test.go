@@ -157,6 +157,11 @@ func TestAccountPasswordChange(t *testing.T) {
 		t.Errorf("the new session is not stored: %v", err)
 	}
 	e.Login(t, "ann@example.com", newPassword)
+	// The owner is told by mail, and the mail holds no password.
+	queued, err := e.Store.DueMail(t.Context(), e.Clock.Now(), 10)
+	if err != nil || len(queued) != 1 || queued[0].To != "ann@example.com" || !strings.Contains(queued[0].Text, "was changed") || strings.Contains(queued[0].Text, newPassword) {
+		t.Errorf("notice mail after the change: %+v %v", queued, err)
+	}
 	if resp := e.PostJSON("/auth/login", map[string]string{"email": "ann@example.com", "password": testPassword}); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("old password still signs in: %d", resp.StatusCode)
 	}
