@@ -68,12 +68,11 @@ func adminScript(t *testing.T, db string, between func(step string)) []string {
 		if strings.Contains(last, `msg="auth event"`) {
 			last = ""
 		}
-		got = append(got, mask.ReplaceAllString(s.name+" exit="+itoa(code)+" out="+out+" err="+last, "X"))
+		got = append(got, mask.ReplaceAllString(s.name+" exit="+strconv.Itoa(code)+" out="+out+" err="+last, "X"))
 	}
 	return got
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // Every command through the running server's socket takes effect on the
 // next request, and the same commands on a stopped server's file give the
