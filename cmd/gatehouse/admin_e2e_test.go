@@ -73,7 +73,6 @@ func adminScript(t *testing.T, db string, between func(step string)) []string {
 	return got
 }
 
-
 // Every command through the running server's socket takes effect on the
 // next request, and the same commands on a stopped server's file give the
 // same output and exit codes.
