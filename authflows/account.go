@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -20,6 +21,10 @@ type accountPage struct {
 	Email       string
 	HasPassword bool
 	Accounts    []linkedAccount
+	Sessions    []accountSession
+	MinLength   int
+	Notice      string // after a change made on the page
+	Error       string // a refused password change
 }
 
 // linkedAccount is one provider row of the account page.
@@ -39,6 +44,11 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	h.renderAccount(w, r, s, http.StatusOK, accountNotice(r.URL.Query().Get("done")), "")
+}
+
+// renderAccount renders the account page of the session's user.
+func (h *Handler) renderAccount(w http.ResponseWriter, r *http.Request, s storage.Session, status int, notice, failure string) {
 	u, err := h.store.UserByID(r.Context(), s.UserID)
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
@@ -49,10 +59,19 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
 		h.answerStoreFailure(w, r, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "account", accountPage{
+	sessions, err := h.accountSessions(r, s)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
+	h.render(w, r, status, "account", accountPage{
 		Email:       u.Email,
 		HasPassword: u.PasswordHash != "",
 		Accounts:    h.accountRows(u, ids),
+		Sessions:    sessions,
+		MinLength:   h.cfg.PasswordMinLength,
+		Notice:      notice,
+		Error:       failure,
 	})
 }
 
@@ -125,6 +144,7 @@ func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.oauthEvent(r, name, "unlinked", slog.String("user_id", s.UserID))
+	h.recordAudit(r, audit.IdentityUnlinked, s.UserID, s.Email, name)
 	if r.Method == http.MethodPost {
 		seeOther(w, r, "/auth/account")
 		return

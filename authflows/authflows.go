@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -43,6 +44,7 @@ type Config struct {
 	SessionTTL        time.Duration
 	SessionIdleTTL    time.Duration
 	ResetTokenTTL     time.Duration
+	InviteTTL         time.Duration // lifetime of an invitation link (default 72h)
 	PasswordMinLength int
 	HSTS              bool // send Strict-Transport-Security (Gatehouse terminates TLS)
 	// CookieDomain is the session cookie's Domain attribute; empty: host-only.
@@ -78,6 +80,8 @@ type Config struct {
 	Clock      func() time.Time
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
+	// Audit receives the audit events of the flows; nil records none.
+	Audit *audit.Log
 }
 
 // Handler serves /auth/. Build it with New.
@@ -124,6 +128,9 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.WakeMailer == nil {
 		cfg.WakeMailer = func() {}
 	}
+	if cfg.InviteTTL <= 0 {
+		cfg.InviteTTL = 72 * time.Hour
+	}
 	if cfg.Hash == (HashParams{}) {
 		cfg.Hash = DefaultHashParams
 	}
@@ -166,6 +173,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /auth/forgot", h.forgot)
 	m.HandleFunc("GET /auth/reset", h.resetPage)
 	m.HandleFunc("POST /auth/reset", h.reset)
+	m.HandleFunc("GET /auth/invite", h.invitePage)
+	m.HandleFunc("POST /auth/invite", h.acceptInvite)
 
 	m.HandleFunc("GET /auth/login/{provider}", h.oauthLogin)
 	m.HandleFunc("GET /auth/link/{provider}", h.oauthLink)
@@ -173,6 +182,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /auth/unlink/{provider}", h.unlink) // the account page's form
 	m.HandleFunc("GET /auth/callback/{provider}", h.callback)
 	m.HandleFunc("GET /auth/account", h.account)
+	m.HandleFunc("POST /auth/account/password", h.changePassword)
+	m.HandleFunc("POST /auth/account/sessions/revoke-others", h.signOutOthers)
 
 	m.HandleFunc("/auth/", h.notFound)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -114,6 +115,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 			attrs = append(attrs, slog.String("user_id", u.ID))
 		}
 		h.event(r, "login_failed", attrs...)
+		h.recordAudit(r, audit.LoginFailed, u.ID, logEmail(email), "")
 		h.metrics.logins.WithLabelValues("failed").Inc()
 		h.loginRefused(w, r, errInvalidCredentials, form)
 		return
@@ -123,6 +125,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	// credentials checked out, so saying so reveals nothing.
 	if p, reason := h.signInRefusal(u, u.Email, ""); reason != "" {
 		h.event(r, "login_refused", slog.String("user_id", u.ID), slog.String("reason", reason))
+		h.recordAudit(r, audit.AccessDenied, u.ID, u.Email, "")
 		h.metrics.logins.WithLabelValues("refused").Inc()
 		h.loginRefused(w, r, p, form)
 		return
@@ -135,6 +138,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.event(r, "login_ok", slog.String("user_id", u.ID))
+	h.recordAudit(r, audit.Login, u.ID, u.Email, "")
 	h.metrics.logins.WithLabelValues("ok").Inc()
 	if web.WantsHTML(r) {
 		seeOther(w, r, form.Redirect)
@@ -247,6 +251,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 				h.gate.Gone(idHash) // its cached assertion goes with it
 			}
 			h.event(r, "logout", slog.String("user_id", s.UserID))
+			h.recordAudit(r, audit.Logout, s.UserID, s.Email, "")
 		case !errors.Is(err, storage.ErrNotFound):
 			// The cookie is gone from this browser, but the session may
 			// still work elsewhere: say so rather than pretend.

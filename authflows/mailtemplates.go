@@ -24,6 +24,7 @@ import (
 const (
 	mailReset           = "reset"            // the reset link (RT3), rendered at delivery by PrepareMail
 	mailPasswordChanged = "password_changed" // the notice after a reset (RS6)
+	mailInvite          = "invite"           // the invitation link (AD2), rendered at delivery
 )
 
 //go:embed mailtemplates/*.tmpl
@@ -50,7 +51,7 @@ type mailTemplate struct {
 	html          *htmltemplate.Template
 }
 
-var mailNames = []string{mailReset, mailPasswordChanged}
+var mailNames = []string{mailReset, mailPasswordChanged, mailInvite}
 
 // loadMailTemplates parses the embedded templates, each replaced by the file
 // of the same name in dir when dir is set and holds one. A file in dir

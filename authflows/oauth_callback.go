@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -149,17 +150,20 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 	if errors.Is(err, storage.ErrNotFound) {
 		if problem, reason := h.signupRefusal(id, groups); reason != "" {
 			h.oauthEvent(r, p.Name, "signup_refused", slog.String("reason", reason))
+			h.recordAudit(r, audit.SignupRefused, "", id.Email, p.Name)
 			web.WriteProblem(w, r, problem)
 			return
 		}
 		if !id.EmailVerified {
 			h.oauthEvent(r, p.Name, "refused", slog.String("reason", "email not verified"))
+			h.recordAudit(r, audit.SignupRefused, "", "", p.Name)
 			web.WriteProblem(w, r, errEmailNotVerified)
 			return
 		}
 		u, err = h.createOAuthUser(r, p, id)
 		if errors.Is(err, storage.ErrEmailTaken) {
 			h.oauthEvent(r, p.Name, "refused", slog.String("reason", "email belongs to an existing account"))
+			h.recordAudit(r, audit.SignupRefused, "", id.Email, p.Name)
 			h.answerAccountExists(w, r, p, id.Email)
 			return
 		}
@@ -167,6 +171,7 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 	if err == nil {
 		if problem, reason := h.signInRefusal(u, u.Email, groups); reason != "" {
 			h.oauthEvent(r, p.Name, "refused", slog.String("user_id", u.ID), slog.String("reason", reason))
+			h.recordAudit(r, audit.AccessDenied, u.ID, u.Email, p.Name)
 			web.WriteProblem(w, r, problem)
 			return
 		}
@@ -177,6 +182,7 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 		return
 	}
 	h.oauthEvent(r, p.Name, "login", slog.String("user_id", u.ID), slog.String("groups", strings.Join(id.Groups, ",")))
+	h.recordAudit(r, audit.Login, u.ID, u.Email, p.Name)
 	seeOther(w, r, flow.Redirect)
 }
 
@@ -196,6 +202,7 @@ func (h *Handler) createOAuthUser(r *http.Request, p *provider, id providerIdent
 		return storage.User{}, err
 	}
 	h.oauthEvent(r, p.Name, "user_created", slog.String("user_id", u.ID))
+	h.recordAudit(r, audit.UserCreated, u.ID, u.Email, p.Name)
 	return u, nil
 }
 
@@ -226,6 +233,7 @@ func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provid
 		return
 	}
 	h.oauthEvent(r, p.Name, "linked", slog.String("user_id", s.UserID))
+	h.recordAudit(r, audit.IdentityLinked, s.UserID, s.Email, p.Name)
 	seeOther(w, r, flow.Redirect)
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -157,7 +158,7 @@ func (h *Handler) queueReset(r *http.Request, email string) {
 	u, err := h.store.UserByEmail(ctx, email)
 	if errors.Is(err, storage.ErrNotFound) {
 		h.event(r, "forgot_requested", slog.Bool("known", false))
-		h.metrics.forgot.WithLabelValues("unknown").Inc()
+		h.metrics.forgot.WithLabelValues("accepted").Inc()
 		return
 	}
 	if err != nil {
@@ -167,21 +168,23 @@ func (h *Handler) queueReset(r *http.Request, email string) {
 	if u.Disabled {
 		// A disabled account is not mailed; the answer was the same anyway.
 		h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID), slog.Bool("disabled", true))
-		h.metrics.forgot.WithLabelValues("disabled").Inc()
+		h.metrics.forgot.WithLabelValues("accepted").Inc() // never tells an account exists
 		return
 	}
 	if !h.limits.forgotAccount.allow(u.ID) {
 		h.event(r, "forgot_throttled", slog.String("scope", "account"), slog.String("user_id", u.ID))
-		h.metrics.forgot.WithLabelValues("throttled").Inc()
+		// Counted as accepted: only a known account has a per-account limit.
+		h.metrics.forgot.WithLabelValues("accepted").Inc()
 		return
 	}
 	if err := h.store.QueueResetMail(ctx, u.ID, h.now()); err != nil {
 		h.log.ErrorContext(ctx, "forgot: queue reset mail", "user_id", u.ID, "err", err)
 		return
 	}
+	h.recordAudit(r, audit.ResetRequested, u.ID, u.Email, "")
 	h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID),
 		slog.Bool("has_password", u.PasswordHash != ""))
-	h.metrics.forgot.WithLabelValues("mailed").Inc()
+	h.metrics.forgot.WithLabelValues("accepted").Inc()
 	h.cfg.WakeMailer()
 }
 
@@ -204,6 +207,8 @@ func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Ma
 	case storage.MailKindMessage:
 		return job, nil
 	case storage.MailKindPasswordReset:
+	case storage.MailKindInvite:
+		return h.prepareInvite(ctx, job)
 	default:
 		return storage.Mail{}, fmt.Errorf("prepare mail: unknown kind %q", job.Kind)
 	}
@@ -358,6 +363,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		h.cfg.WakeMailer()
 	}
 	h.event(r, "reset_completed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
+	h.recordAudit(r, audit.ResetCompleted, u.ID, u.Email, "")
 	h.metrics.resets.WithLabelValues("ok").Inc()
 	h.metrics.revocations.Add(float64(revoked))
 

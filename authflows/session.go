@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
+	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -36,6 +38,9 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage
 		LastSeen:  now,
 		Method:    method,
 		Groups:    groups,
+		Epoch:     u.Epoch,
+		IP:        clientIPString(h.cfg.ClientIP(r)),
+		UserAgent: truncateUserAgent(r.UserAgent()),
 	}
 	if err := h.store.CreateSession(r.Context(), s); err != nil {
 		return fmt.Errorf("create session: %w", err)
@@ -49,6 +54,22 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage
 	}
 	http.SetCookie(w, h.cookie(sessionID, int(h.cfg.SessionTTL.Seconds())))
 	return nil
+}
+
+// maxUserAgent bounds the browser description kept with a session.
+const maxUserAgent = 256
+
+// truncateUserAgent keeps at most maxUserAgent bytes of ua, cut at a rune
+// boundary, for the account page and `gatehouse sessions list`.
+func truncateUserAgent(ua string) string {
+	if len(ua) <= maxUserAgent {
+		return ua
+	}
+	cut := maxUserAgent
+	for cut > 0 && !utf8.RuneStart(ua[cut]) {
+		cut--
+	}
+	return ua[:cut]
 }
 
 // cookie is the session cookie (SS2): HttpOnly, SameSite=Lax, Path=/, Secure
@@ -108,4 +129,12 @@ func (h *Handler) answerUnauthenticated(w http.ResponseWriter, r *http.Request) 
 func (h *Handler) answerStoreFailure(w http.ResponseWriter, r *http.Request, err error) {
 	h.log.ErrorContext(r.Context(), "store unavailable", "path", r.URL.Path, "err", err)
 	web.WriteProblem(w, r, errStoreUnavailable)
+}
+
+// clientIPString is the address as shown on the account page, "" when unknown.
+func clientIPString(ip netip.Addr) string {
+	if !ip.IsValid() {
+		return ""
+	}
+	return ip.String()
 }

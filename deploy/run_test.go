@@ -77,7 +77,10 @@ func TestDeploymentConfigStarts(t *testing.T) {
 // /readyz answers 200, then stops it with SIGTERM, which must end it within
 // drain. Only what cannot exist outside the pod is moved: the volume paths
 // go to a temporary folder and the listeners to free loopback ports.
-func runContainerConfig(t *testing.T, c corev1.Container, secret *corev1.Secret, drain time.Duration) {
+//
+// whileReady, if given, runs once the server is ready, with the moved
+// values (db, listen, …) by flag name.
+func runContainerConfig(t *testing.T, c corev1.Container, secret *corev1.Secret, drain time.Duration, whileReady ...func(moved map[string]string)) {
 	t.Helper()
 	dir := t.TempDir()
 	admin := freeAddr(t)
@@ -155,6 +158,9 @@ func runContainerConfig(t *testing.T, c corev1.Container, secret *corev1.Secret,
 	}
 	if !ready {
 		t.Fatalf("gatehouse never answered /readyz with 200\n%s", logs())
+	}
+	for _, f := range whileReady {
+		f(moved)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

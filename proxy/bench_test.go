@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -149,6 +150,31 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The access log writes to /dev/null through its batching loop, as it
+	// would to a file or a pipe: the formatting and the batched writes count.
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devNull.Close()
+	access := NewAccessLog(devNull, false)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go access.Run(ctx)
+	withAccessLog, err := New(Config{
+		Upstream:    upURL,
+		Auth:        http.NotFoundHandler(),
+		Sessions:    store,
+		LastSeen:    &LastSeen{Store: store},
+		PublicPaths: []string{"/static"},
+		Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
+		IdleTTL:     time.Hour,
+		Transport:   transport,
+		AccessLog:   access,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, bc := range []struct {
 		name    string
 		handler http.Handler
@@ -156,6 +182,7 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 	}{
 		{"bare", bare, "/app/page?x=1"},
 		{"gatehouse", gatehouse, "/app/page?x=1"},
+		{"gatehouse-accesslog", withAccessLog, "/app/page?x=1"},
 		{"gatehouse+policy", withPolicy, "/app/page?x=1"},
 		{"gatehouse+assertion", withAssertion, "/app/page?x=1"},
 		{"forward-auth", withAssertion, ForwardAuthPath},
@@ -209,4 +236,23 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 			b.ReportMetric(float64(q-p), "policy-extra-ns")
 		}
 	})
+}
+
+// BenchmarkAccessLogLine is the access log's own cost per request: format
+// one line and add it to the batch (the batch goes to /dev/null).
+func BenchmarkAccessLogLine(b *testing.B) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devNull.Close()
+	a := NewAccessLog(devNull, false)
+	r := httptest.NewRequest("GET", "/app/page?x=1", nil)
+	e := accessEntry{start: time.Now(), method: "GET", path: "/app/page", status: 200, bytes: 2, duration: time.Millisecond,
+		userID: userID, requestID: "0123456789abcdef0123456789abcdef"}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.clientIP = web.TrustedProxies(nil).ClientIP(r)
+		a.write(&e)
+	}
 }

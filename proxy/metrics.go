@@ -11,6 +11,9 @@ import (
 type metrics struct {
 	forwarded, public, unauthenticated, redirected, refused, failed prometheus.Counter
 	lookup                                                          prometheus.Observer
+	// duration is resolved for every outcome and status class up front.
+	duration [numOutcomes][len(statusClasses)]prometheus.Observer
+	inFlight prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -23,14 +26,23 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		Help:    "Time to read a session from the store.",
 		Buckets: prometheus.ExponentialBuckets(10e-6, 4, 9), // 10µs … 0.66s
 	})
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gatehouse_http_request_duration_seconds",
+		Help:    "Time to answer a request (proxied or under /auth/), by outcome (forwarded, public, unauthenticated, redirected, error, auth) and status class.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"outcome", "code"})
+	inFlight := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gatehouse_http_requests_in_flight",
+		Help: "Requests being answered right now.",
+	})
 	if reg != nil {
-		for _, c := range []prometheus.Collector{requests, lookup} {
+		for _, c := range []prometheus.Collector{requests, lookup, duration, inFlight} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("proxy: registering metrics: %w", err)
 			}
 		}
 	}
-	return &metrics{
+	m := &metrics{
 		forwarded:       requests.WithLabelValues("forwarded"),
 		public:          requests.WithLabelValues("public"),
 		unauthenticated: requests.WithLabelValues("unauthenticated"),
@@ -38,5 +50,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		refused:         requests.WithLabelValues("refused"),
 		failed:          requests.WithLabelValues("error"),
 		lookup:          lookup,
-	}, nil
+		inFlight:        inFlight,
+	}
+	for o := range numOutcomes {
+		for c, class := range statusClasses {
+			m.duration[o][c] = duration.WithLabelValues(outcomeNames[o], class)
+		}
+	}
+	return m, nil
 }

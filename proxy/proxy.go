@@ -104,7 +104,9 @@ type Config struct {
 	ForwardAuthTrusted web.TrustedProxies
 	// BaseURL is the public URL of Gatehouse, the base of the sign-in
 	// address the check endpoints answer; default Denier.BaseURL.
-	BaseURL    *url.URL
+	BaseURL *url.URL
+	// AccessLog, when set, gets one line per request (--access-log).
+	AccessLog  *AccessLog
 	Clock      func() time.Time // default time.Now
 	Logger     *slog.Logger     // default slog.Default()
 	Registerer prometheus.Registerer
@@ -126,6 +128,7 @@ type Proxy struct {
 	proto      string
 	logger     *slog.Logger
 	metrics    *metrics
+	access     *AccessLog
 	reverse    *httputil.ReverseProxy
 }
 
@@ -169,6 +172,7 @@ func New(cfg Config) (*Proxy, error) {
 		proto:      "http",
 		logger:     cfg.Logger,
 		metrics:    m,
+		access:     cfg.AccessLog,
 	}
 	if p.cookieName == "" {
 		p.cookieName = DefaultCookieName
@@ -215,13 +219,13 @@ var (
 	bodyTooLarge     = web.NewProblem(http.StatusRequestEntityTooLarge, "request_too_large", "Request body too large")
 )
 
-// ServeHTTP runs the steps of the request path in order.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// serve runs the steps of the request path in order.
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 	// 0. The check endpoints of forward-auth read the forwarded headers
 	// that step 1 removes; they forward nothing.
 	if len(p.checkPeers) > 0 && isCheckPath(r) {
 		p.serveCheck(w, r)
-		return
+		return served{outcome: outcomeCheck, path: r.URL.Path}
 	}
 
 	// 1. Forged identity and routing headers go, on every path (PX1, PX4),
@@ -235,7 +239,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// 3. /auth/ is Gatehouse's own and never reaches the upstream.
 	if isAuthPath(r.URL.Path) {
 		p.serveAuth(w, r)
-		return
+		return served{outcome: outcomeAuth, path: r.URL.Path}
 	}
 
 	// 4. The session, read from the store on every request (SS3, SS7, SS9).
@@ -246,7 +250,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
 		web.WriteProblem(w, r, storeUnavailable)
-		return
+		return served{outcome: outcomeError, path: r.URL.Path}
 	}
 
 	// 5. Public paths pass with or without a session.
@@ -258,19 +262,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !public {
 			p.metrics.refused.Inc()
 			web.WriteAccessDenied(w, r)
-			return
+			return served{outcome: outcomeRefused, path: r.URL.Path, userID: session.UserID}
 		}
 		signedIn = false
 	}
 
 	// 7. Protected without a session: the --mode answer, nothing forwarded.
 	if !signedIn && !public {
-		p.deny(w, r)
-		return
+		return served{outcome: p.deny(w, r), path: r.URL.Path}
 	}
 
 	// 8. Forward, with the identity of a valid session.
-	p.forward(w, r, session, signedIn, public)
+	return served{outcome: p.forward(w, r, session, signedIn, public), path: r.URL.Path, userID: session.UserID}
 }
 
 func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
@@ -284,16 +287,19 @@ func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 	p.auth.ServeHTTP(w, r)
 }
 
-func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) {
+func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) outcome {
+	o := outcomeUnauthenticated
 	if p.denier.Mode == web.ModeRedirect && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		p.metrics.redirected.Inc()
+		o = outcomeRedirected
 	} else {
 		p.metrics.unauthenticated.Inc()
 	}
 	p.denier.Deny(w, r)
+	return o
 }
 
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.Session, signedIn, public bool) {
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.Session, signedIn, public bool) outcome {
 	state := &forwardState{Context: r.Context(), signedIn: signedIn}
 	if signedIn {
 		state.userID, state.email, state.groups = session.UserID, session.Email, session.Groups
@@ -304,7 +310,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 				p.logger.LogAttrs(r.Context(), slog.LevelError, "identity assertion failed",
 					slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
 				web.WriteProblem(w, r, storeUnavailable)
-				return
+				return outcomeError
 			}
 			state.assertion = token
 		}
@@ -313,10 +319,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 	switch {
 	case state.failed:
 		p.metrics.failed.Inc()
+		return outcomeError
 	case public:
 		p.metrics.public.Inc()
+		return outcomePublic
 	default:
 		p.metrics.forwarded.Inc()
+		return outcomeForwarded
 	}
 }
 

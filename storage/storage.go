@@ -154,6 +154,9 @@ type OAuthFlow struct {
 const (
 	MailKindMessage       = ""
 	MailKindPasswordReset = "password_reset"
+	// MailKindInvite is "mail UserID an invitation link", its invite token
+	// minted at delivery (IssueInviteToken), like a reset link.
+	MailKindInvite = "invite"
 )
 
 // Mail is a queued outgoing message or job (see the kinds). It is deleted
@@ -250,6 +253,35 @@ type Store interface {
 
 	// Signing keys of the identity assertions.
 	SigningKeyStore
+
+	// Administration.
+	// DeleteUser deletes the user with its identities, sessions, reset and
+	// invite tokens and queued mail, in one transaction. Unknown user:
+	// ErrNotFound and nothing is written.
+	DeleteUser(ctx context.Context, userID string) error
+	// SessionsOfUser returns the user's sessions, newest first (expired ones
+	// not yet swept included: Active is the caller's decision).
+	SessionsOfUser(ctx context.Context, userID string) ([]Session, error)
+
+	// Invitations: a second token kind beside reset tokens, in its own
+	// keyspace, so that neither kind of token is accepted as the other.
+	// QueueInviteMail, in one transaction, voids every invite token of the
+	// user and queues an invitation job (Kind MailKindInvite, due at now).
+	// Unknown user: ErrNotFound.
+	QueueInviteMail(ctx context.Context, userID string, now time.Time) error
+	// IssueInviteToken stores t and voids every other invite token of
+	// t.UserID. Unknown user: ErrNotFound.
+	IssueInviteToken(ctx context.Context, t ResetToken) error
+	// InviteTokenUser returns the user of a valid invite token without
+	// consuming it; otherwise ErrNotFound.
+	InviteTokenUser(ctx context.Context, tokenHash Hash, now time.Time) (User, error)
+	// CompleteInvite, in one transaction: checks the invite token as
+	// InviteTokenUser does (ErrNotFound), consumes it with every other
+	// invite token of the user and sets the password hash. It returns the
+	// updated user.
+	CompleteInvite(ctx context.Context, tokenHash Hash, now time.Time, passwordHash string) (User, error)
+	// DeleteExpiredInviteTokens deletes invite tokens expired at now and reports how many.
+	DeleteExpiredInviteTokens(ctx context.Context, now time.Time) (int, error)
 
 	// Ping reports whether the store can be read (readiness).
 	Ping(ctx context.Context) error

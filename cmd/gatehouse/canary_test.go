@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/mail/mailtest"
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 )
 
 // canaryBrowser is a user agent with its own cookie jar that does not
@@ -105,11 +107,13 @@ func TestLogCanary(t *testing.T) {
 		password     = secret("Canary-Pa55-")
 		wrong        = secret("Wrong-Canary-")
 		newPassword  = secret("New-Canary-Pa55-")
+		invitePass   = secret("Invite-Canary-Pa55-")
+		adminPass    = secret("Admin-Set-Canary-Pa55-")
 		smtpPassword = secret("smtp-canary-")
 		googleSecret = secret("google-canary-")
 		githubSecret = secret("github-canary-")
 	)
-	secrets := []string{password, wrong, newPassword, smtpPassword, googleSecret, githubSecret}
+	secrets := []string{password, wrong, newPassword, invitePass, adminPass, smtpPassword, googleSecret, githubSecret}
 	keep := func(s ...string) {
 		for _, v := range s {
 			if v == "" {
@@ -133,7 +137,8 @@ func TestLogCanary(t *testing.T) {
 	github := oauthtest.NewGitHub(oauthtest.Client{ID: "github-canary-client", Secret: githubSecret, RedirectURL: base + "/auth/callback/github"}, nil)
 	defer github.Close()
 
-	g := startGatehouseOn(t, ln, db, nil, "--upstream", up.URL, "--open-signup",
+	auditFile := filepath.Join(dir, "audit.log")
+	g := startGatehouseOn(t, ln, db, nil, "--upstream", up.URL, "--audit-log", auditFile, "--open-signup",
 		"--smtp-addr", relay.Addr, "--smtp-tls", "none", "--smtp-username", "gatehouse-relay",
 		"--smtp-password-file", smtpFile, "--smtp-from", "gatehouse@example.com",
 		"--google-client-id", "google-canary-client", "--google-client-secret", googleSecret,
@@ -232,10 +237,52 @@ func TestLogCanary(t *testing.T) {
 	status, _, body = d.do("GET", callback, "", "")
 	d.want("replayed callback", status, http.StatusBadRequest, body)
 
+	// Administration through the running server's socket: an invitation
+	// accepted, a password set, a user disabled, enabled and deleted.
+	admin := func(stdin string, args ...string) {
+		t.Helper()
+		if code, out, errOut := cli(t, stdin, append(args, "--db", db)...); code != 0 {
+			t.Fatalf("%v: exit %d %q %q", args, code, out, errOut)
+		}
+	}
+	admin("", "users", "add", "ivy@example.com", "--invite")
+	invite, err := mailtest.Parse(relay.Next(t, 30*time.Second).Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = regexp.MustCompile(regexp.QuoteMeta(base) + `/auth/invite\?token=([A-Za-z0-9_-]+)`).FindStringSubmatch(invite.Text)
+	if m == nil {
+		t.Fatalf("no invitation link in the mail:\n%s", invite.Text)
+	}
+	inviteToken := m[1]
+	keep(inviteToken)
+	e := newCanaryBrowser(t, base)
+	status, _, body = e.do("GET", "/auth/invite?token="+inviteToken, "", "")
+	e.want("invitation page", status, http.StatusOK, body)
+	status, _, body = e.do("POST", "/auth/invite", jsonType, asJSON(map[string]string{"token": inviteToken, "password": invitePass}))
+	e.want("accept invitation", status, http.StatusOK, body)
+	keep(e.cookies()["gatehouse_session"])
+	status, _, body = e.do("GET", "/app", "", "")
+	e.want("GET /app after the invitation", status, http.StatusOK, body)
+	status, _, body = e.do("POST", "/auth/invite", jsonType, asJSON(map[string]string{"token": inviteToken, "password": invitePass + "x"}))
+	e.want("invitation used twice", status, http.StatusBadRequest, body)
+	admin(adminPass+"\n", "users", "set-password", "ivy@example.com", "--password-stdin")
+	admin("", "users", "disable", "gina@example.com")
+	status, _, body = d.do("GET", "/app", "", "")
+	d.want("GET /app of a disabled user", status, http.StatusFound, body)
+	admin("", "users", "enable", "gina@example.com")
+	admin("", "users", "revoke-sessions", "alice@example.com")
+	admin("", "users", "delete", "ivy@example.com")
+
 	secrets = append(secrets, google.Secrets()...)
 	secrets = append(secrets, github.Secrets()...)
 	g.Stop()
 	logs := g.Logs.String()
+	trail, err := os.ReadFile(auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAuditTrail(t, string(trail), secrets, alice)
 
 	// No secret, nor any 16-character piece of one, in any line.
 	for _, s := range secrets {
@@ -313,4 +360,64 @@ func queryOf(t *testing.T, u, name string) string {
 		t.Fatal(err)
 	}
 	return parsed.Query().Get(name)
+}
+
+// checkAuditTrail checks the audit log of the canary's day: every event the
+// day caused, each a JSON object with the contract's fields only, HTTP ones
+// with client IP and request id, and no secret.
+func checkAuditTrail(t *testing.T, trail string, secrets []string, alice string) {
+	t.Helper()
+	for _, s := range secrets {
+		if strings.Contains(trail, s) || leaksPiece(trail, s[max(0, len(s)-16):], 16) {
+			t.Errorf("a secret (%.8s…) appears in the audit log", s)
+		}
+	}
+	seen := map[string][]map[string]string{}
+	allowed := map[string]bool{"time": true, "event": true, "request_id": true, "client_ip": true, "user_id": true, "email": true, "provider": true}
+	for line := range strings.SplitSeq(strings.TrimSpace(trail), "\n") {
+		var ev map[string]string
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Errorf("audit line is not one JSON object of strings: %q: %v", line, err)
+			continue
+		}
+		for k := range ev {
+			if !allowed[k] {
+				t.Errorf("audit line has field %q beyond the contract: %s", k, line)
+			}
+		}
+		if _, err := time.Parse(time.RFC3339Nano, ev["time"]); err != nil {
+			t.Errorf("audit line without a time: %s", line)
+		}
+		seen[ev["event"]] = append(seen[ev["event"]], ev)
+	}
+	httpEvents := []string{"login", "login_failed", "logout", "reset_requested", "reset_completed", "invite_accepted",
+		"identity_linked", "identity_unlinked"}
+	adminEvents := []string{"user_created", "invite_sent", "password_changed", "user_disabled", "user_enabled", "user_deleted", "sessions_revoked"}
+	for _, name := range append(httpEvents, adminEvents...) {
+		if len(seen[name]) == 0 {
+			t.Errorf("no %s event in the audit log:\n%s", name, trail)
+		}
+	}
+	for _, name := range httpEvents {
+		for _, ev := range seen[name] {
+			if ev["client_ip"] != "127.0.0.1" || len(ev["request_id"]) != 32 {
+				t.Errorf("%s without client IP or request id: %v", name, ev)
+			}
+		}
+	}
+	for _, name := range append(adminEvents, "login", "reset_completed") {
+		for _, ev := range seen[name] {
+			if ev["user_id"] == "" || ev["email"] == "" {
+				t.Errorf("%s does not name its target: %v", name, ev)
+			}
+		}
+	}
+	if ev := seen["identity_linked"]; len(ev) > 0 && (ev[0]["provider"] != "github" || ev[0]["user_id"] != alice) {
+		t.Errorf("identity_linked: %v", ev[0])
+	}
+	for name := range seen {
+		if !slices.Contains(audit.Names, name) {
+			t.Errorf("audit event %q is not one of the contract's", name)
+		}
+	}
 }

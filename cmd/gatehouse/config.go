@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -28,6 +29,13 @@ type Config struct {
 	PublicPaths     []string
 	AdminListen     string
 	ShutdownTimeout time.Duration
+
+	// AdminSocket is the Unix socket of the admin API; empty disables it.
+	AdminSocket string
+	InviteTTL   time.Duration
+	// AuditLog is the audit trail's file, "-" for stderr, empty for none.
+	AuditLog  string
+	AccessLog bool
 
 	CookieName        string
 	CookieSecure      bool
@@ -71,6 +79,9 @@ type Config struct {
 	// flags: production always uses the OWASP parameters; tests lower them.
 	Argon2Memory uint32
 	Argon2Time   uint32
+	// LogOutput is where the log, the access log and "--audit-log -" go;
+	// os.Stderr when nil. Not a flag.
+	LogOutput io.Writer
 }
 
 // SMTPConfig is the mail relay; an empty Addr means mail goes to files.

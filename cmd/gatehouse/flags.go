@@ -38,6 +38,9 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.StringVar(&r.mode, "mode", "redirect", "what an unauthenticated request to a protected path gets: redirect (GET/HEAD to the sign-in page, other methods 401) or 401")
 	fs.StringSliceVar(&c.PublicPaths, "public-path", nil, "path served without a session, matched at a segment boundary (repeatable)")
 	fs.StringVar(&c.AdminListen, "admin-listen", "127.0.0.1:9090", "address of /healthz, /readyz and /metrics; empty disables")
+	adminFlags(fs, &c.AdminSocket, &c.AuditLog)
+	fs.DurationVar(&c.InviteTTL, "invite-ttl", 72*time.Hour, "lifetime of an invitation link (gatehouse users add --invite)")
+	fs.BoolVar(&c.AccessLog, "access-log", true, "write one log line per proxied request; --access-log=false turns it off")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 25*time.Second, "how long SIGTERM waits for in-flight requests before closing")
 	fs.StringVar(&c.CookieName, "cookie-name", "gatehouse_session", "name of the session cookie")
 	fs.BoolVar(&c.CookieSecure, "cookie-secure", false, "set the Secure attribute on cookies (default true when --base-url is https)")
@@ -97,12 +100,14 @@ func usage(out io.Writer, fs *pflag.FlagSet) {
 
 Usage:
   gatehouse --upstream URL [flags]
-  gatehouse users add --email E --password-stdin [--db F]
-  gatehouse users list [--db F]
-  gatehouse users revoke-sessions --email E [--db F]
-  gatehouse users disable|enable E [--db F]
+  gatehouse users add|list|show|disable|enable|delete|set-password|revoke-sessions ...
+  gatehouse sessions list E
   gatehouse keys rotate [--db F]
-  gatehouse version
+  gatehouse version (or gatehouse --version)
+
+gatehouse users --help and gatehouse sessions --help list their commands; they
+talk to the running server through --admin-socket, or open --db when no
+server runs.
 
 Every flag can also be set from the environment as GATEHOUSE_<FLAG> in upper
 snake case (--smtp-addr => GATEHOUSE_SMTP_ADDR); the command line wins, and
@@ -190,7 +195,7 @@ func parseServe(args []string, getenv func(string) string, out io.Writer) (Confi
 		flag string
 		v    time.Duration
 		zero bool
-	}{{"upstream-timeout", c.UpstreamTimeout, false}, {"shutdown-timeout", c.ShutdownTimeout, false}, {"session-ttl", c.SessionTTL, false}, {"session-idle-ttl", c.SessionIdleTTL, true}, {"reset-token-ttl", c.ResetTokenTTL, false}} {
+	}{{"upstream-timeout", c.UpstreamTimeout, false}, {"shutdown-timeout", c.ShutdownTimeout, false}, {"session-ttl", c.SessionTTL, false}, {"session-idle-ttl", c.SessionIdleTTL, true}, {"reset-token-ttl", c.ResetTokenTTL, false}, {"invite-ttl", c.InviteTTL, false}} {
 		if err := checkDuration(d.flag, d.v, d.zero); err != nil {
 			return Config{}, err
 		}
@@ -203,6 +208,9 @@ func parseServe(args []string, getenv func(string) string, out io.Writer) (Confi
 	}
 	if c.DB == "" {
 		return Config{}, flagError("db", "is required")
+	}
+	if err := checkAdminFlags(fs, c.DB, &c.AdminSocket, c.AuditLog); err != nil {
+		return Config{}, err
 	}
 	if err := checkMail(&c); err != nil {
 		return Config{}, err

@@ -205,21 +205,32 @@ func TestLoadReport(t *testing.T) {
 	}
 	// Every store size runs at once, and the rounds rotate over the bare
 	// proxy and each Gatehouse, so drift of the machine hits all alike.
+	// One more instance, at the smallest size, runs with --access-log=false:
+	// the access log's cost is the ratio of the two. Logs go to /dev/null,
+	// as a file or pipe would take them.
 	type instance struct {
-		n       int
-		url     string
-		cookies []string
-		result  loadResult
+		n         int
+		accessOff bool
+		url       string
+		cookies   []string
+		result    loadResult
 	}
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
 	var instances []*instance
-	for _, n := range sizes {
-		db := filepath.Join(t.TempDir(), fmt.Sprintf("load-%d.db", n))
+	for i, n := range append(sizes, sizes[0]) {
+		accessOff := i == len(sizes)
+		db := filepath.Join(t.TempDir(), fmt.Sprintf("load-%d-%d.db", n, i))
 		start := time.Now()
 		cookies := populate(t, db, n)
 		fmt.Printf("   (stored %d sessions in %v)\n", n, time.Since(start).Round(time.Millisecond))
-		g := startGatehouse(t, db, "--upstream", up.URL, "--log-level", "error")
+		g := startGatehouseWith(t, db, func(c *Config) { c.LogOutput = devNull }, "--upstream", up.URL, "--log-level", "error",
+			"--access-log="+strconv.FormatBool(!accessOff))
 		defer g.Stop()
-		instances = append(instances, &instance{n: n, url: g.URL, cookies: cookies})
+		instances = append(instances, &instance{n: n, accessOff: accessOff, url: g.URL, cookies: cookies})
 	}
 	time.Sleep(time.Second) // let the start-up sweeps finish
 	var b loadResult
@@ -227,16 +238,25 @@ func TestLoadReport(t *testing.T) {
 		rb := hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, loadDuration/loadRounds, nil)
 		b = b.add(rb, round)
 		for _, in := range instances {
-			rg := hammer(fmt.Sprintf("gatehouse, %d sessions stored", in.n), in.url+"/page", loadClients, loadDuration/loadRounds, in.cookies)
+			name := fmt.Sprintf("gatehouse, %d sessions stored", in.n)
+			if in.accessOff {
+				name += ", --access-log=false"
+			}
+			rg := hammer(name, in.url+"/page", loadClients, loadDuration/loadRounds, in.cookies)
 			in.result = in.result.add(rg, round)
 		}
 	}
 	fmt.Println(b)
 	ratios := map[int]float64{}
 	for _, in := range instances {
-		ratios[in.n] = in.result.rps / b.rps
 		fmt.Println(in.result)
-		fmt.Printf("   ratio gatehouse/bare at %d sessions: %.3f\n", in.n, ratios[in.n])
+		if in.accessOff {
+			off := in.result.rps / b.rps
+			fmt.Printf("   ratio gatehouse/bare at %d sessions, access log off: %.3f; on/off: %.3f\n", in.n, off, ratios[in.n]/off)
+			continue
+		}
+		ratios[in.n] = in.result.rps / b.rps
+		fmt.Printf("   ratio gatehouse/bare at %d sessions (access log on): %.3f\n", in.n, ratios[in.n])
 	}
 	if r1m, ok := ratios[1_000_000]; ok {
 		fmt.Printf("   ratio at 1,000,000 vs at 1,000: %+.1f%%\n", (r1m/ratios[1_000]-1)*100)

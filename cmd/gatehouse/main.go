@@ -29,13 +29,15 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "version":
+		case "version", "--version":
 			fmt.Fprintln(stdout, "gatehouse", version)
 			return 0
 		case "users":
 			return runUsers(args[1:], stdin, stdout, stderr, getenv)
 		case "keys":
 			return runKeys(args[1:], stdout, stderr, getenv)
+		case "sessions":
+			return runSessions(args[1:], stdin, stdout, stderr, getenv)
 		}
 	}
 	cfg, err := parseServe(args, getenv, stdout)
@@ -46,6 +48,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
 		return 2
 	}
+	cfg.LogOutput = stderr
 	logger := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -161,7 +161,7 @@ func TestUsersDisableEnable(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	code, out, errOut := users("disable", "BOB@example.com", "--db", db)
-	if code != 0 || out != "disabled bob@example.com; deleted 2 sessions\n" {
+	if code != 0 || out != "disabled bob@example.com; revoked 2 sessions\n" {
 		t.Fatalf("disable: %d %q %q", code, out, errOut)
 	}
 	if !strings.Contains(errOut, "event=user_disabled user_id="+bob.ID+" sessions_revoked=2") {
@@ -268,7 +268,7 @@ func TestPolicyEndToEnd(t *testing.T) {
 	// Disable carol: her session goes; her sign-in says account_disabled.
 	g.Stop()
 	var out, errOut bytes.Buffer
-	if code := run([]string{"users", "disable", "carol@corp.com", "--db", db}, nil, &out, &errOut, envOf(nil)); code != 0 || !strings.Contains(out.String(), "deleted 1 sessions") {
+	if code := run([]string{"users", "disable", "carol@corp.com", "--db", db}, nil, &out, &errOut, envOf(nil)); code != 0 || !strings.Contains(out.String(), "revoked 1 sessions") {
 		t.Fatalf("users disable: %d %q %q", code, out.String(), errOut.String())
 	}
 	g = startGatehouse(t, db, args...)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,8 +18,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
+	"github.com/gatehouse-auth/gatehouse/authflows/admin"
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -40,6 +44,11 @@ type server struct {
 	mailer   mailer
 	tls      *tlsServing
 	ready    atomic.Bool
+	// adminAPI is served on --admin-socket; audit is the --audit-log trail.
+	adminAPI   http.Handler
+	audit      *audit.Log
+	closeAudit func() error
+	accessLog  *proxy.AccessLog // nil with --access-log=false
 }
 
 // lockTimeout is how long a start or a subcommand waits for a database file
@@ -65,9 +74,9 @@ func newServer(ctx context.Context, cfg Config, logger *slog.Logger) (*server, e
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: logger, store: store}
+	s := &server{cfg: cfg, log: logger, store: store, closeAudit: func() error { return nil }}
 	if err := s.build(ctx); err != nil {
-		store.Close()
+		s.close()
 		return nil, err
 	}
 	return s, nil
@@ -77,6 +86,11 @@ func (s *server) build(ctx context.Context) error {
 	cfg := s.cfg
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gatehouse_build_info", Help: "Always 1; the labels tell the version and the Go version of the running binary.",
+	}, []string{"version", "goversion"})
+	buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	reg.MustRegister(buildInfo)
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
 	pol, err := policy.New(cfg.Policy, s.log)
 	if err != nil {
@@ -86,6 +100,20 @@ func (s *server) build(ctx context.Context) error {
 	var gatePolicy proxy.AccessPolicy // none when off: no call on the request path
 	if pol.On() {
 		gatePolicy = pol
+	}
+
+	logOut := cfg.LogOutput
+	if logOut == nil {
+		logOut = os.Stderr
+	}
+	if cfg.AccessLog {
+		s.accessLog = proxy.NewAccessLog(logOut, cfg.LogFormat == "json")
+	}
+	s.audit, s.closeAudit, err = openAuditLog(cfg.AuditLog, logOut, time.Now, func(err error) {
+		s.log.Error("write audit event", "err", err)
+	})
+	if err != nil {
+		return err
 	}
 
 	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log}
@@ -98,6 +126,7 @@ func (s *server) build(ctx context.Context) error {
 		SessionTTL:           cfg.SessionTTL,
 		SessionIdleTTL:       cfg.SessionIdleTTL,
 		ResetTokenTTL:        cfg.ResetTokenTTL,
+		InviteTTL:            cfg.InviteTTL,
 		PasswordMinLength:    cfg.PasswordMinLength,
 		HSTS:                 cfg.TLS.Enabled(),
 		CookieDomain:         cfg.CookieDomain,
@@ -114,11 +143,22 @@ func (s *server) build(ctx context.Context) error {
 		ClientIP:             cfg.TrustedProxies.ClientIP,
 		Logger:               s.log,
 		Registerer:           reg,
+		Audit:                s.audit,
 	})
 	if err != nil {
 		return err
 	}
 	s.auth = auth
+	s.adminAPI = admin.NewHandler(&admin.Service{
+		Store: s.store,
+		HashPassword: func(ctx context.Context, password, email string) (string, error) {
+			hp := authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
+			return authflows.NewPasswordHash(ctx, hp, password, email, cfg.PasswordMinLength)
+		},
+		Audit:      s.audit,
+		Logger:     s.log,
+		WakeMailer: func() { s.mailer.Wake() },
+	}, s.log)
 	if s.mailer, err = newMailer(cfg, s.store, auth.PrepareMail, s.log); err != nil {
 		return err
 	}
@@ -151,6 +191,7 @@ func (s *server) build(ctx context.Context) error {
 		TLS:                cfg.TLS.Enabled(),
 		UpstreamTimeout:    cfg.UpstreamTimeout,
 		Logger:             s.log,
+		AccessLog:          s.accessLog,
 		Registerer:         reg,
 	})
 	if err != nil {
@@ -225,6 +266,7 @@ func (s *server) adminHandler(reg *prometheus.Registry) http.Handler {
 // listeners are the open ports of a server.
 type listeners struct {
 	main, admin, http net.Listener
+	socket            net.Listener // --admin-socket
 }
 
 // listen opens every configured port before anything is served, so a taken
@@ -246,11 +288,16 @@ func (s *server) listen() (*listeners, error) {
 			return fail(fmt.Errorf("--http-listen: %w", err))
 		}
 	}
+	if s.cfg.AdminSocket != "" {
+		if ls.socket, err = listenAdminSocket(s.cfg.AdminSocket); err != nil {
+			return fail(err)
+		}
+	}
 	return &ls, nil
 }
 
 func (ls *listeners) close() {
-	for _, l := range []net.Listener{ls.main, ls.admin, ls.http} {
+	for _, l := range []net.Listener{ls.main, ls.admin, ls.http, ls.socket} {
 		if l != nil {
 			l.Close()
 		}
@@ -276,6 +323,9 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	if s.keys != nil {
 		loopFuncs = append(loopFuncs, s.keys.Run) // rotation on schedule
 	}
+	if s.accessLog != nil {
+		loopFuncs = append(loopFuncs, s.accessLog.Run)
+	}
 	for _, loop := range loopFuncs {
 		loops.Go(func() {
 			// LastSeen.Run returns its final flush's error: last-seen times lost at shutdown.
@@ -289,7 +339,7 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	main := proxy.NewServer(s.cfg.Listen, s.handler)
 	main.ErrorLog = errorLog
 	servers := []*http.Server{main}
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	serveOn := func(srv *http.Server, ln net.Listener, tlsOn bool) {
 		var err error
 		if tlsOn {
@@ -315,9 +365,15 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 		servers = append(servers, plain)
 		go serveOn(plain, ls.http, false)
 	}
+	if ls.socket != nil {
+		// Removed on a clean exit: Shutdown closes the listener, which unlinks the file.
+		sock := &http.Server{Handler: s.adminAPI, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		servers = append(servers, sock)
+		go serveOn(sock, ls.socket, false)
+	}
 	s.ready.Store(true)
 	s.log.Info("gatehouse started", "listen", ls.main.Addr().String(), "upstream", s.cfg.Upstream.Redacted(),
-		"base_url", s.cfg.BaseURL.String(), "mode", string(s.cfg.Mode), "admin", s.cfg.AdminListen, "version", version)
+		"base_url", s.cfg.BaseURL.String(), "mode", string(s.cfg.Mode), "admin", s.cfg.AdminListen, "admin_socket", s.cfg.AdminSocket, "version", version)
 
 	var serveErr error
 	select {
@@ -350,6 +406,9 @@ func (s *server) close() {
 	if err := s.store.Close(); err != nil {
 		s.log.Error("close database", "err", err)
 	}
+	if err := s.closeAudit(); err != nil {
+		s.log.Error("close audit log", "err", err)
+	}
 }
 
 // sweepInterval is how often expired records are deleted.
@@ -368,10 +427,11 @@ func (s *server) sweep(ctx context.Context) error {
 		if s.issuer != nil {
 			s.issuer.Sweep() // tokens of sessions unused for a lifetime
 		}
-		if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
+		invites, err4 := s.store.DeleteExpiredInviteTokens(ctx, now)
+		if err := errors.Join(err1, err2, err3, err4); err != nil && ctx.Err() == nil {
 			s.log.Error("sweep expired records", "err", err)
-		} else if sessions+tokens+flows > 0 {
-			s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows)
+		} else if sessions+tokens+flows+invites > 0 {
+			s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows, "invite_tokens", invites)
 		}
 		select {
 		case <-ctx.Done():

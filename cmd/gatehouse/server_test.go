@@ -12,6 +12,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -84,10 +85,11 @@ func startGatehouseOn(t testing.TB, ln net.Listener, db string, tune func(*Confi
 		t.Fatal(err)
 	}
 	cfg.Argon2Memory, cfg.Argon2Time = 64, 1
+	logs := &syncBuffer{}
+	cfg.LogOutput = logs // the access log joins the other lines
 	if tune != nil {
 		tune(&cfg)
 	}
-	logs := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := newServer(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
@@ -97,7 +99,17 @@ func startGatehouseOn(t testing.TB, ln net.Listener, db string, tune func(*Confi
 		t.Fatal(err)
 	}
 	g := &gatehouse{URL: base, AdminURL: "http://" + adminLn.Addr().String(), DB: db, Logs: logs, srv: srv, stop: cancel, done: make(chan error, 1)}
-	go func() { g.done <- srv.serve(ctx, &listeners{main: ln, admin: adminLn}) }()
+	ls := &listeners{main: ln, admin: adminLn}
+	if cfg.AdminSocket != "" {
+		if ls.socket, err = listenAdminSocket(cfg.AdminSocket); err != nil {
+			cancel()
+			srv.close()
+			ln.Close()
+			adminLn.Close()
+			t.Fatal(err)
+		}
+	}
+	go func() { g.done <- srv.serve(ctx, ls) }()
 	t.Cleanup(g.Stop)
 	return g
 }
@@ -223,10 +235,12 @@ func TestDatabaseLockedFailsFast(t *testing.T) {
 	held, heldAdmin := listenLoopback(t), listenLoopback(t)
 	defer held.Close()
 	defer heldAdmin.Close()
+	// The commands are kept off the server's admin socket (which would
+	// answer them): this is what a command meets without one.
 	for _, args := range [][]string{
-		{"users", "list", "--db", db},
-		{"users", "revoke-sessions", "--email", "a@example.com", "--db", db},
-		{"users", "add", "--email", "a@example.com", "--password-stdin", "--db", db},
+		{"users", "list", "--db", db, "--admin-socket="},
+		{"users", "revoke-sessions", "--email", "a@example.com", "--db", db, "--admin-socket="},
+		{"users", "add", "--email", "a@example.com", "--password-stdin", "--db", db, "--admin-socket="},
 		{"--upstream", up.URL, "--db", db, "--listen", held.Addr().String(), "--admin-listen", heldAdmin.Addr().String()},
 	} {
 		type result struct {
@@ -297,6 +311,14 @@ func TestAdminEndpoints(t *testing.T) {
 		`gatehouse_session_lookup_seconds_count 2`,
 		`gatehouse_logins_total{result="ok"} 1`,
 		`gatehouse_logins_total{result="failed"} 1`,
+		`gatehouse_build_info{goversion="` + runtime.Version() + `",version="` + version + `"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="3xx",outcome="redirected"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="4xx",outcome="unauthenticated"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="2xx",outcome="forwarded"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="5xx",outcome="error"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="4xx",outcome="auth"} 1`,
+		`gatehouse_http_request_duration_seconds_count{code="2xx",outcome="auth"} 1`,
+		`gatehouse_http_requests_in_flight 0`, // /metrics itself is served by the admin port
 	} {
 		if !strings.Contains(metrics, want+"\n") {
 			t.Errorf("/metrics lacks %q", want)

@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/mail"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,212 +17,357 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
-	"github.com/gatehouse-auth/gatehouse/storage"
+	"github.com/gatehouse-auth/gatehouse/authflows/admin"
 )
 
-// usersCommand is one `gatehouse users …` subcommand.
-type usersCommand struct {
-	db, email     string
-	passwordStdin bool
-	minLength     int
+// cliOptions are the flags of the users and sessions commands.
+type cliOptions struct {
+	db, socket, auditLog string
+	email                string
+	passwordStdin        bool
+	invite               bool
+	json                 bool
+	minLength            int
+	password             string // read from standard input
 }
 
-// runUsers dispatches `gatehouse users add|list|revoke-sessions|disable|enable`.
+// cliCommand is one `gatehouse users|sessions …` command. Run gets an API:
+// the running server's through its socket, or a Service on the file.
+type cliCommand struct {
+	name, synopsis, help string
+	needsEmail           bool
+	flags                func(fs *pflag.FlagSet, o *cliOptions)
+	run                  func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error
+}
+
+var usersCommands = []cliCommand{
+	{name: "add", synopsis: "E (--password-stdin | --invite)", help: "create a user with a password, or invite them by mail to choose one", needsEmail: true,
+		flags: func(fs *pflag.FlagSet, o *cliOptions) {
+			fs.BoolVar(&o.passwordStdin, "password-stdin", false, "read the password from the first line of standard input")
+			fs.BoolVar(&o.invite, "invite", false, "mail an invitation link to /auth/invite instead of setting a password")
+			passwordFlag(fs, &o.minLength)
+		}, run: usersAdd},
+	{name: "list", synopsis: "[--json]", help: "list every user",
+		flags: func(fs *pflag.FlagSet, o *cliOptions) {
+			fs.BoolVar(&o.json, "json", false, "print a JSON array, for scripts")
+		}, run: usersList},
+	{name: "show", synopsis: "E", help: "show one user", needsEmail: true, run: usersShow},
+	{name: "disable", synopsis: "E", help: "refuse the user's sign-ins and end every session of it", needsEmail: true,
+		run: func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+			c, err := api.SetDisabled(ctx, o.email, true)
+			if err == nil {
+				fmt.Fprintf(out, "disabled %s; revoked %d sessions\n", c.User.Email, c.SessionsRevoked)
+			}
+			return err
+		}},
+	{name: "enable", synopsis: "E", help: "let a disabled user sign in again", needsEmail: true,
+		run: func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+			c, err := api.SetDisabled(ctx, o.email, false)
+			if err == nil {
+				fmt.Fprintf(out, "enabled %s\n", c.User.Email)
+			}
+			return err
+		}},
+	{name: "delete", synopsis: "E", help: "delete the user with its identities, sessions, tokens and queued mail", needsEmail: true,
+		run: func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+			u, err := api.DeleteUser(ctx, o.email)
+			if err == nil {
+				fmt.Fprintf(out, "deleted user %s (%s)\n", u.Email, u.ID)
+			}
+			return err
+		}},
+	{name: "set-password", synopsis: "E --password-stdin", help: "replace the user's password and end every session of it", needsEmail: true,
+		flags: func(fs *pflag.FlagSet, o *cliOptions) {
+			fs.BoolVar(&o.passwordStdin, "password-stdin", false, "read the password from the first line of standard input (required)")
+			passwordFlag(fs, &o.minLength)
+		},
+		run: func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+			c, err := api.SetPassword(ctx, o.email, o.password)
+			if err == nil {
+				fmt.Fprintf(out, "set the password of %s; revoked %d sessions\n", c.User.Email, c.SessionsRevoked)
+			}
+			return err
+		}},
+	{name: "revoke-sessions", synopsis: "E", help: "end every session of the user", needsEmail: true,
+		run: func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+			c, err := api.RevokeSessions(ctx, o.email)
+			if err == nil {
+				fmt.Fprintf(out, "revoked %d sessions of %s\n", c.SessionsRevoked, c.User.Email)
+			}
+			return err
+		}},
+}
+
+var sessionsCommands = []cliCommand{
+	{name: "list", synopsis: "E", help: "list the user's sessions, newest first", needsEmail: true, run: sessionsList},
+}
+
+// runUsers dispatches `gatehouse users …`.
 func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "gatehouse users: %v\n", err)
-		return 2
+	return runCLI("users", usersCommands, args, stdin, stdout, stderr, getenv)
+}
+
+// runSessions dispatches `gatehouse sessions …`.
+func runSessions(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return runCLI("sessions", sessionsCommands, args, stdin, stdout, stderr, getenv)
+}
+
+func cliUsage(out io.Writer, group string, cmds []cliCommand) {
+	fmt.Fprintf(out, "Usage: gatehouse %s COMMAND [flags]\n\nCommands:\n", group)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for _, c := range cmds {
+		fmt.Fprintf(tw, "  %s %s\t%s\n", c.name, c.synopsis, c.help)
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, "Usage: gatehouse users add --email E --password-stdin [--db F] | list [--db F] | revoke-sessions --email E [--db F] | disable E [--db F] | enable E [--db F]")
+	_ = tw.Flush()
+	fmt.Fprintf(out, `
+E is the user's email, as the argument or as --email E. The command goes to
+the running server through --admin-socket when one answers there, and opens
+--db directly otherwise; the result is the same. Every flag also reads
+GATEHOUSE_<FLAG>. gatehouse %s COMMAND --help lists a command's flags.
+`, group)
+}
+
+// runCLI parses and runs one command. Exit codes: 0 done, 1 refused or
+// failed, 2 a usage error (unknown command or flag, missing argument).
+func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		cliUsage(stdout, group, cmds)
 		return 0
 	}
-	name := args[0]
-	fs := pflag.NewFlagSet("gatehouse users "+name, pflag.ContinueOnError)
-	fs.SetOutput(stdout)
-	var c usersCommand
-	dbFlag(fs, &c.db)
-	switch name {
-	case "add":
-		fs.StringVar(&c.email, "email", "", "email of the new user (required)")
-		fs.BoolVar(&c.passwordStdin, "password-stdin", false, "read the password from the first line of standard input (required)")
-		passwordFlag(fs, &c.minLength)
-	case "revoke-sessions":
-		fs.StringVar(&c.email, "email", "", "email of the user whose sessions end (required)")
-	case "disable", "enable":
-		fs.StringVar(&c.email, "email", "", "email of the user (or give it as the argument)")
-	case "list":
-	default:
-		return fail(fmt.Errorf("unknown command %q (want add, list, revoke-sessions, disable or enable)", name))
+	usageError := func(prefix string, err error) int {
+		fmt.Fprintf(stderr, "gatehouse %s: %v; see gatehouse %s --help\n", prefix, err, group)
+		return 2
+	}
+	var cmd *cliCommand
+	for i := range cmds {
+		if cmds[i].name == args[0] {
+			cmd = &cmds[i]
+		}
+	}
+	if cmd == nil {
+		return usageError(group, fmt.Errorf("unknown command %q", args[0]))
+	}
+	prefix := group + " " + cmd.name
+	fs := pflag.NewFlagSet("gatehouse "+prefix, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := &cliOptions{}
+	dbFlag(fs, &o.db)
+	adminFlags(fs, &o.socket, &o.auditLog)
+	if cmd.needsEmail {
+		fs.StringVar(&o.email, "email", "", "email of the user (or give it as the argument)")
+	}
+	if cmd.flags != nil {
+		cmd.flags(fs, o)
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: gatehouse %s %s\n  %s\n\nFlags:\n%s", prefix, cmd.synopsis, cmd.help, fs.FlagUsages())
 			return 0
 		}
-		return fail(err)
+		return usageError(prefix, err)
 	}
 	if err := applyEnv(fs, getenv); err != nil {
-		return fail(err)
+		return usageError(prefix, err)
 	}
-	if (name == "disable" || name == "enable") && fs.NArg() == 1 && c.email == "" {
-		c.email = fs.Arg(0) // `users disable E`, the contract's form
-	} else if fs.NArg() > 0 {
-		return fail(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if err := checkAdminFlags(fs, o.db, &o.socket, o.auditLog); err != nil {
+		return usageError(prefix, err)
 	}
+	rest := fs.Args()
+	if cmd.needsEmail && len(rest) > 0 {
+		if o.email != "" && o.email != rest[0] {
+			return usageError(prefix, fmt.Errorf("two emails given: %q and --email %q", rest[0], o.email))
+		}
+		o.email, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		return usageError(prefix, fmt.Errorf("unexpected argument %q", rest[0]))
+	}
+	if err := o.check(cmd, stdin); err != nil {
+		fmt.Fprintf(stderr, "gatehouse %s: %v\n", prefix, err)
+		return 2
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var err error
-	switch name {
-	case "add":
-		err = c.add(ctx, stdin, stdout)
-	case "list":
-		err = c.list(ctx, stdout)
-	case "revoke-sessions":
-		err = c.revoke(ctx, stdout, newLogger(stderr, "text", "info"))
-	case "disable", "enable":
-		err = c.setDisabled(ctx, name == "disable", stdout, newLogger(stderr, "text", "info"))
+	api, done, err := o.connect(ctx, cmd.name == "add", stderr)
+	if err == nil {
+		err = cmd.run(ctx, api, o, stdout)
+		done()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "gatehouse users %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "gatehouse %s: %v\n", prefix, err)
 		return 1
 	}
 	return 0
 }
 
-func (c usersCommand) checkEmail() error {
-	if c.email == "" {
-		return flagError("email", "is required")
+// check validates what can be checked before any store is touched and
+// reads the password from standard input.
+func (o *cliOptions) check(cmd *cliCommand, stdin io.Reader) error {
+	if cmd.needsEmail {
+		if o.email == "" {
+			return flagError("email", "is required: give the user's email as the argument or as --email")
+		}
+		if _, err := admin.CheckEmail(o.email); err != nil {
+			return flagError("email", "%v", err)
+		}
 	}
-	if a, err := mail.ParseAddress(c.email); err != nil || a.Address != strings.TrimSpace(c.email) {
-		return flagError("email", "%q is not an email address", c.email)
+	if o.minLength != 0 && (o.minLength < 8 || o.minLength > 1024) {
+		return flagError("password-min-length", "%d: want 8 to 1024", o.minLength)
 	}
-	return nil
-}
-
-func (c usersCommand) add(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	if err := c.checkEmail(); err != nil {
-		return err
+	switch cmd.name {
+	case "add":
+		if o.invite && o.passwordStdin {
+			return errors.New("give either --password-stdin or --invite, not both")
+		}
+		if !o.invite && !o.passwordStdin {
+			return flagError("password-stdin", "or --invite is required: pipe the password in, it is never taken as an argument")
+		}
+	case "set-password":
+		if !o.passwordStdin {
+			return flagError("password-stdin", "is required: pipe the password in, it is never taken as an argument")
+		}
 	}
-	if !c.passwordStdin {
-		return flagError("password-stdin", "is required: pipe the password in, it is never taken as an argument")
-	}
-	if c.minLength < 8 || c.minLength > 1024 {
-		return flagError("password-min-length", "%d: want 8 to 1024", c.minLength)
+	if !o.passwordStdin {
+		return nil
 	}
 	line, err := bufio.NewReader(stdin).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read password: %w", err)
 	}
-	password := strings.TrimRight(line, "\r\n")
-	email := storage.NormalizeEmail(c.email)
-	hash, err := authflows.NewPasswordHash(ctx, authflows.DefaultHashParams, password, email, c.minLength)
-	if err != nil {
-		return fmt.Errorf("password refused: %w", err)
+	o.password = strings.TrimRight(line, "\r\n")
+	if o.password == "" {
+		return errors.New("no password on standard input")
 	}
-	store, err := openStore(c.db)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	u := storage.User{ID: storage.NewUserID(), Email: email, PasswordHash: hash, CreatedAt: time.Now().UTC()}
-	if err := store.CreateUser(ctx, u); err != nil {
-		if errors.Is(err, storage.ErrEmailTaken) {
-			return fmt.Errorf("a user with email %s already exists", email)
-		}
-		return err
-	}
-	fmt.Fprintf(stdout, "added user %s (%s)\n", u.Email, u.ID)
 	return nil
 }
 
-func (c usersCommand) list(ctx context.Context, stdout io.Writer) error {
-	store, err := openStore(c.db)
+// connect returns the running server's API when one answers on the socket,
+// else a Service on the database file. Only add may create a missing file.
+func (o *cliOptions) connect(ctx context.Context, mayCreate bool, stderr io.Writer) (admin.API, func(), error) {
+	if c, err := admin.Dial(ctx, o.socket); err == nil {
+		return c, c.Close, nil
+	}
+	if _, err := os.Stat(o.db); errors.Is(err, fs.ErrNotExist) {
+		if !mayCreate {
+			return nil, nil, fmt.Errorf("database %s does not exist (no server answers on %s either)", o.db, orNone(o.socket))
+		}
+		// add creates the file, not its folder: a typo in --db must not
+		// grow a directory tree.
+		if st, err := os.Stat(filepath.Dir(o.db)); err != nil || !st.IsDir() {
+			return nil, nil, fmt.Errorf("folder %s of the database does not exist", filepath.Dir(o.db))
+		}
+	}
+	store, err := openStore(o.db)
+	if err != nil {
+		return nil, nil, err
+	}
+	logger := newLogger(stderr, "text", "info")
+	trail, closeTrail, err := openAuditLog(o.auditLog, stderr, time.Now, func(err error) {
+		logger.Error("write audit event", "err", err)
+	})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	minLength := o.minLength
+	if minLength == 0 {
+		minLength = 12
+	}
+	svc := &admin.Service{
+		Store: store,
+		HashPassword: func(ctx context.Context, password, email string) (string, error) {
+			return authflows.NewPasswordHash(ctx, authflows.DefaultHashParams, password, email, minLength)
+		},
+		Audit:  trail,
+		Logger: logger,
+	}
+	return svc, func() { _ = closeTrail(); _ = store.Close() }, nil
+}
+
+func orNone(socket string) string {
+	if socket == "" {
+		return "(no --admin-socket)"
+	}
+	return socket
+}
+
+func usersAdd(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+	u, err := api.AddUser(ctx, admin.AddUserRequest{Email: o.email, Password: o.password, Invite: o.invite})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	users, err := store.ListUsers(ctx)
+	if o.invite {
+		fmt.Fprintf(out, "added user %s (%s); invitation queued\n", u.Email, u.ID)
+		return nil
+	}
+	fmt.Fprintf(out, "added user %s (%s)\n", u.Email, u.ID)
+	return nil
+}
+
+func usersList(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+	users, err := api.ListUsers(ctx)
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tEMAIL\tPASSWORD\tIDENTITIES\tCREATED")
+	if o.json {
+		if users == nil {
+			users = []admin.User{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(users)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tEMAIL\tPASSWORD\tIDENTITIES\tDISABLED\tCREATED")
 	for _, u := range users {
-		ids, err := store.IdentitiesOfUser(ctx, u.ID)
-		if err != nil {
-			return err
-		}
-		var providers []string
-		for _, id := range ids {
-			providers = append(providers, id.Provider)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\n", u.ID, u.Email, u.PasswordHash != "", strings.Join(providers, ","), u.CreatedAt.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%t\t%s\n", u.ID, u.Email, u.HasPassword, strings.Join(u.Identities, ","),
+			u.Disabled, u.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
 
-// revoke deletes every session of the user. Besides the answer on stdout,
-// it writes the same event line as the server's revocations (LG2) to
-// stderr, for the audit trail.
-func (c usersCommand) revoke(ctx context.Context, stdout io.Writer, log *slog.Logger) error {
-	if err := c.checkEmail(); err != nil {
-		return err
-	}
-	store, err := openStore(c.db)
+func usersShow(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+	u, err := api.ShowUser(ctx, o.email)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	u, err := store.UserByEmail(ctx, c.email)
-	if errors.Is(err, storage.ErrNotFound) {
-		return fmt.Errorf("no user with email %s", storage.NormalizeEmail(c.email))
+	identities := strings.Join(u.Identities, ",")
+	if identities == "" {
+		identities = "none"
 	}
-	if err != nil {
-		return err
-	}
-	n, err := store.DeleteUserSessions(ctx, u.ID)
-	if err != nil {
-		return err
-	}
-	log.LogAttrs(ctx, slog.LevelInfo, "auth event", slog.String("event", "sessions_revoked"),
-		slog.String("user_id", u.ID), slog.Int("sessions_revoked", n), slog.String("source", "users revoke-sessions"))
-	fmt.Fprintf(stdout, "revoked %d sessions of %s\n", n, u.Email)
+	fmt.Fprintf(out, "id:          %s\nemail:       %s\npassword:    %t\ndisabled:    %t\nidentities:  %s\nsessions:    %d\ncreated:     %s\n",
+		u.ID, u.Email, u.HasPassword, u.Disabled, identities, u.Sessions, u.CreatedAt.UTC().Format(time.RFC3339))
 	return nil
 }
 
-// setDisabled disables or enables the user. Disabling deletes every session
-// of the user in the same store transaction (AP2): the next request of any
-// of them is refused. Like revoke, it writes an event line to stderr.
-func (c usersCommand) setDisabled(ctx context.Context, disabled bool, stdout io.Writer, log *slog.Logger) error {
-	if err := c.checkEmail(); err != nil {
-		return err
-	}
-	store, err := openStore(c.db)
+func sessionsList(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+	sessions, err := api.Sessions(ctx, o.email)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	u, err := store.UserByEmail(ctx, c.email)
-	if errors.Is(err, storage.ErrNotFound) {
-		return fmt.Errorf("no user with email %s", storage.NormalizeEmail(c.email))
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CREATED\tLAST SEEN\tEXPIRES\tMETHOD\tIP\tBROWSER")
+	for _, s := range sessions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.CreatedAt.Format(time.RFC3339), s.LastSeen.Format(time.RFC3339),
+			s.ExpiresAt.Format(time.RFC3339), dash(s.Method), dash(s.IP), dash(oneLine(s.UserAgent)))
 	}
-	if err != nil {
-		return err
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
 	}
-	n, err := store.SetUserDisabled(ctx, u.ID, disabled)
-	if err != nil {
-		return err
-	}
-	event, verb := "user_enabled", "enabled"
-	if disabled {
-		event, verb = "user_disabled", "disabled"
-	}
-	log.LogAttrs(ctx, slog.LevelInfo, "auth event", slog.String("event", event),
-		slog.String("user_id", u.ID), slog.Int("sessions_revoked", n), slog.String("source", "users "+strings.TrimSuffix(verb, "d")))
-	if disabled {
-		fmt.Fprintf(stdout, "disabled %s; deleted %d sessions\n", u.Email, n)
-	} else {
-		fmt.Fprintf(stdout, "enabled %s\n", u.Email)
-	}
-	return nil
+	return s
+}
+
+// oneLine keeps a user agent from breaking the table.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -29,25 +29,27 @@ import (
 // Buckets. Keys are fixed-width or length-prefixed so that prefix scans
 // (Seek + bytes.HasPrefix) never match a longer neighbour; see keys.go.
 var (
-	bucketUsers          = []byte("users")             // user id → user
-	bucketUsersByEmail   = []byte("users_by_email")    // normalized email → user id
-	bucketIdentities     = []byte("identities")        // provider 0x00 subject → identity
-	bucketUserIdentities = []byte("user_identities")   // user prefix + provider → subject
-	bucketSessions       = []byte("sessions")          // id hash → session
-	bucketUserSessions   = []byte("user_sessions")     // user prefix + id hash → empty
-	bucketSessionExpiry  = []byte("session_expiry")    // expiry + id hash → empty
-	bucketResetTokens    = []byte("reset_tokens")      // token hash → reset token
-	bucketUserTokens     = []byte("user_reset_tokens") // user prefix + token hash → empty
-	bucketOAuthFlows     = []byte("oauth_flows")       // state hash → flow
-	bucketOAuthExpiry    = []byte("oauth_expiry")      // expiry + state hash → empty
-	bucketMail           = []byte("mail")              // sequence → mail
-	bucketSigningKeys    = []byte("signing_keys")      // key id → signing key
+	bucketUsers          = []byte("users")              // user id → user
+	bucketUsersByEmail   = []byte("users_by_email")     // normalized email → user id
+	bucketIdentities     = []byte("identities")         // provider 0x00 subject → identity
+	bucketUserIdentities = []byte("user_identities")    // user prefix + provider → subject
+	bucketSessions       = []byte("sessions")           // id hash → session
+	bucketUserSessions   = []byte("user_sessions")      // user prefix + id hash → empty
+	bucketSessionExpiry  = []byte("session_expiry")     // expiry + id hash → empty
+	bucketResetTokens    = []byte("reset_tokens")       // token hash → reset token
+	bucketUserTokens     = []byte("user_reset_tokens")  // user prefix + token hash → empty
+	bucketOAuthFlows     = []byte("oauth_flows")        // state hash → flow
+	bucketOAuthExpiry    = []byte("oauth_expiry")       // expiry + state hash → empty
+	bucketMail           = []byte("mail")               // sequence → mail
+	bucketInviteTokens   = []byte("invite_tokens")      // token hash → invite token
+	bucketUserInvites    = []byte("user_invite_tokens") // user prefix + token hash → empty
+	bucketSigningKeys    = []byte("signing_keys")       // key id → signing key
 
 	allBuckets = [][]byte{
 		bucketUsers, bucketUsersByEmail, bucketIdentities, bucketUserIdentities,
 		bucketSessions, bucketUserSessions, bucketSessionExpiry,
 		bucketResetTokens, bucketUserTokens, bucketOAuthFlows, bucketOAuthExpiry,
-		bucketMail, bucketSigningKeys,
+		bucketMail, bucketInviteTokens, bucketUserInvites, bucketSigningKeys,
 	}
 )
 

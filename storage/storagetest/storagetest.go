@@ -40,6 +40,8 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("OAuth", func(t *testing.T) { testOAuth(t, o) })
 	t.Run("Mail", func(t *testing.T) { testMail(t, o) })
 	t.Run("SigningKeys", func(t *testing.T) { testSigningKeys(t, o) })
+	t.Run("Admin", func(t *testing.T) { testAdmin(t, o) })
+	t.Run("Invites", func(t *testing.T) { testInvites(t, o) })
 	t.Run("PingClose", func(t *testing.T) { testPingClose(t, o) })
 }
 

@@ -1,0 +1,239 @@
+package authflows
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// The account page's own sessions: the list (created, last seen, IP,
+// browser), "sign out everywhere else", and the password change (current
+// and new password; every other session is revoked and this browser gets a
+// fresh session id).
+
+var errWrongPassword = web.NewProblem(http.StatusBadRequest, "invalid_credentials", "The current password is wrong")
+
+// accountSession is one row of the sessions list.
+type accountSession struct {
+	Created, LastSeen string
+	IP, Browser       string
+	Current           bool
+}
+
+// accountSessions lists the user's active sessions, newest first.
+func (h *Handler) accountSessions(r *http.Request, current storage.Session) ([]accountSession, error) {
+	stored, err := h.store.SessionsOfUser(r.Context(), current.UserID)
+	if err != nil {
+		return nil, err
+	}
+	now := h.now()
+	var rows []accountSession
+	for _, s := range stored {
+		if !s.Active(now, h.cfg.SessionIdleTTL) {
+			continue
+		}
+		rows = append(rows, accountSession{
+			Created:  sessionTime(s.CreatedAt),
+			LastSeen: sessionTime(s.LastSeen),
+			IP:       s.IP,
+			Browser:  s.UserAgent,
+			Current:  s.IDHash == current.IDHash,
+		})
+	}
+	return rows, nil
+}
+
+// revokeOtherSessions deletes every session of the user but current and
+// reports how many.
+func (h *Handler) revokeOtherSessions(r *http.Request, current storage.Session) (int, error) {
+	stored, err := h.store.SessionsOfUser(r.Context(), current.UserID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range stored {
+		if s.IDHash == current.IDHash {
+			continue
+		}
+		if err := h.store.DeleteSession(r.Context(), s.IDHash); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// signOutOthers is POST /auth/account/sessions/revoke-others: "sign out
+// everywhere else". JSON: 200 {"sessions_revoked":n}; form: 303 back.
+func (h *Handler) signOutOthers(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.requireSession(w, r)
+	if !ok {
+		return
+	}
+	n, err := h.revokeOtherSessions(r, s)
+	if err != nil {
+		h.answerStoreFailure(w, r, fmt.Errorf("sign out elsewhere: %w", err))
+		return
+	}
+	h.event(r, "sessions_revoked", slog.String("user_id", s.UserID), slog.Int("sessions_revoked", n), slog.String("source", "account"))
+	h.recordAudit(r, audit.SessionsRevoked, s.UserID, s.Email, "")
+	if web.WantsHTML(r) {
+		seeOther(w, r, "/auth/account?done=signed_out")
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		SessionsRevoked int `json:"sessions_revoked"`
+	}{n})
+}
+
+// changePassword is POST /auth/account/password with current_password,
+// password and an optional confirm. The steps: the session; a per-IP
+// throttle and the per-account failed-login budget (a stolen session must
+// not become a password oracle); the current password checked; the new one
+// judged by the password rules and hashed; the hash stored; every session
+// of the user deleted and this browser given a new one.
+func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.requireSession(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	if !h.limits.resetIP.allow(clientKey(h.cfg.ClientIP(r))) {
+		h.passwordChangeFailed(w, r, s, errRateLimited)
+		return
+	}
+	in, err := readInput(r, "current_password", "password", "confirm")
+	if err != nil {
+		h.passwordChangeFailed(w, r, s, problemFor(err))
+		return
+	}
+	u, err := h.store.UserByID(ctx, s.UserID)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
+	if !h.limits.loginFailures.allow(u.Email) {
+		h.passwordChangeFailed(w, r, s, errRateLimited)
+		return
+	}
+	ok, _, err = h.hasher.Verify(ctx, u.PasswordHash, in["current_password"])
+	switch {
+	case errors.Is(err, ErrBusy):
+		h.limits.loginFailures.refund(u.Email)
+		h.passwordChangeFailed(w, r, s, errBusy)
+		return
+	case err != nil:
+		h.limits.loginFailures.refund(u.Email)
+		h.answerStoreFailure(w, r, err)
+		return
+	case !ok || u.PasswordHash == "":
+		h.event(r, "password_change_failed", slog.String("user_id", u.ID), slog.String("reason", "wrong current password"))
+		h.passwordChangeFailed(w, r, s, errWrongPassword)
+		return
+	}
+	h.limits.loginFailures.refund(u.Email)
+	password := in["password"]
+	if c, ok := in["confirm"]; ok && c != password {
+		h.passwordChangeFailed(w, r, s, errPasswordMismatch)
+		return
+	}
+	password = normalizePassword(password)
+	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength); err != nil {
+		p := errWeakPassword
+		p.Detail = err.Error()
+		h.passwordChangeFailed(w, r, s, p)
+		return
+	}
+	phc, err := h.hasher.Hash(ctx, password)
+	if errors.Is(err, ErrBusy) {
+		h.passwordChangeFailed(w, r, s, errBusy)
+		return
+	}
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
+	if err := h.store.SetPasswordHash(ctx, u.ID, phc); err != nil {
+		h.answerStoreFailure(w, r, fmt.Errorf("change password: %w", err))
+		return
+	}
+	revoked, err := h.store.DeleteUserSessions(ctx, u.ID)
+	if err != nil {
+		h.answerStoreFailure(w, r, fmt.Errorf("change password: revoke sessions: %w", err))
+		return
+	}
+	h.event(r, "password_changed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
+	h.recordAudit(r, audit.PasswordChanged, u.ID, u.Email, "")
+	h.mailPasswordNotice(r, u)
+	if u, err = h.store.UserByID(ctx, u.ID); err == nil { // its credential epoch may have moved
+		err = h.startSession(w, r, u, s.Method, s.Groups) // the same sign-in, a new session id
+	}
+	if err != nil {
+		h.answerStoreFailure(w, r, fmt.Errorf("change password: new session: %w", err))
+		return
+	}
+	if web.WantsHTML(r) {
+		seeOther(w, r, "/auth/account?done=password")
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status          string `json:"status"`
+		SessionsRevoked int    `json:"sessions_revoked"`
+	}{"password_changed", max(revoked-1, 0)})
+}
+
+// mailPasswordNotice queues the "your password was changed" mail, as a
+// reset does (RS6): if it was not the owner, they learn of it. A failure
+// is logged; the change stands.
+func (h *Handler) mailPasswordNotice(r *http.Request, u storage.User) {
+	now := h.now()
+	notice, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
+		Site:      h.cfg.BaseURL.Host,
+		Email:     u.Email,
+		Time:      now.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
+		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
+	}, now)
+	if err == nil {
+		notice.NextAttempt = now
+		_, err = h.store.EnqueueMail(r.Context(), notice)
+	}
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "change password: queue notice mail", "user_id", u.ID, "err", err)
+		return
+	}
+	h.cfg.WakeMailer()
+}
+
+// passwordChangeFailed answers a refused change: a problem, or for a
+// browser the account page again with the reason.
+func (h *Handler) passwordChangeFailed(w http.ResponseWriter, r *http.Request, s storage.Session, p web.Problem) {
+	if !web.WantsHTML(r) {
+		web.WriteProblem(w, r, p)
+		return
+	}
+	msg := p.Title
+	if p.Detail != "" {
+		msg = p.Detail
+	}
+	h.renderAccount(w, r, s, p.Status, "", msg)
+}
+
+// accountNotice is the line shown after a change made on the page.
+func accountNotice(done string) string {
+	switch done {
+	case "password":
+		return "Your password was changed. Every other device was signed out."
+	case "signed_out":
+		return "Every other device was signed out."
+	}
+	return ""
+}
+
+// sessionTime is how the page writes a time.
+func sessionTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }

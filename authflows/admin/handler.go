@@ -1,0 +1,129 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+)
+
+// maxRequestBody caps an admin request body.
+const maxRequestBody = 16 << 10
+
+// Handler serves an API as HTTP+JSON under /v1/. It is meant for the Unix
+// socket only: it checks no credentials, the socket's file mode does (AD1).
+type Handler struct {
+	api API
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// NewHandler returns the HTTP face of api; failures are logged on logger.
+func NewHandler(api API, logger *slog.Logger) *Handler {
+	h := &Handler{api: api, log: logger}
+	h.mux = h.routes()
+	return h
+}
+
+// routes of the admin API; users are named by email in the path.
+func (h *Handler) routes() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("POST /v1/users", func(w http.ResponseWriter, r *http.Request) {
+		var req AddUserRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		u, err := h.api.AddUser(r.Context(), req)
+		h.answer(w, r, http.StatusCreated, u, err)
+	})
+	m.HandleFunc("GET /v1/users", func(w http.ResponseWriter, r *http.Request) {
+		users, err := h.api.ListUsers(r.Context())
+		h.answer(w, r, http.StatusOK, users, err)
+	})
+	m.HandleFunc("GET /v1/users/{email}", func(w http.ResponseWriter, r *http.Request) {
+		u, err := h.api.ShowUser(r.Context(), r.PathValue("email"))
+		h.answer(w, r, http.StatusOK, u, err)
+	})
+	m.HandleFunc("DELETE /v1/users/{email}", func(w http.ResponseWriter, r *http.Request) {
+		u, err := h.api.DeleteUser(r.Context(), r.PathValue("email"))
+		h.answer(w, r, http.StatusOK, u, err)
+	})
+	m.HandleFunc("POST /v1/users/{email}/disable", func(w http.ResponseWriter, r *http.Request) {
+		c, err := h.api.SetDisabled(r.Context(), r.PathValue("email"), true)
+		h.answer(w, r, http.StatusOK, c, err)
+	})
+	m.HandleFunc("POST /v1/users/{email}/enable", func(w http.ResponseWriter, r *http.Request) {
+		c, err := h.api.SetDisabled(r.Context(), r.PathValue("email"), false)
+		h.answer(w, r, http.StatusOK, c, err)
+	})
+	m.HandleFunc("POST /v1/users/{email}/password", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Password string `json:"password"`
+		}
+		if !decode(w, r, &req) {
+			return
+		}
+		c, err := h.api.SetPassword(r.Context(), r.PathValue("email"), req.Password)
+		h.answer(w, r, http.StatusOK, c, err)
+	})
+	m.HandleFunc("POST /v1/users/{email}/revoke-sessions", func(w http.ResponseWriter, r *http.Request) {
+		c, err := h.api.RevokeSessions(r.Context(), r.PathValue("email"))
+		h.answer(w, r, http.StatusOK, c, err)
+	})
+	m.HandleFunc("GET /v1/users/{email}/sessions", func(w http.ResponseWriter, r *http.Request) {
+		s, err := h.api.Sessions(r.Context(), r.PathValue("email"))
+		h.answer(w, r, http.StatusOK, s, err)
+	})
+	return m
+}
+
+// ServeHTTP answers one admin request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeJSON(w, http.StatusBadRequest, &Error{Code: CodeInvalidRequest, Message: "malformed request: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+// answer writes v, or err as a problem object: an *Error with its code and
+// message, anything else as 500 without details (they are logged).
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
+	var refusal *Error
+	switch {
+	case err == nil:
+		writeJSON(w, status, v)
+	case errors.As(err, &refusal):
+		writeJSON(w, statusOf(refusal.Code), refusal)
+	default:
+		if h.log != nil {
+			h.log.ErrorContext(r.Context(), "admin request failed", "path", r.URL.Path, "err", err)
+		}
+		writeJSON(w, http.StatusInternalServerError, &Error{Code: "internal", Message: "internal error (see the server log)"})
+	}
+}
+
+func statusOf(code string) int {
+	switch code {
+	case CodeNotFound:
+		return http.StatusNotFound
+	case CodeEmailTaken:
+		return http.StatusConflict
+	case CodeWeakPassword, CodeInvalidRequest:
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	if _, ok := v.(*Error); ok {
+		w.Header().Set("Content-Type", "application/problem+json")
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

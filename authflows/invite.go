@@ -1,0 +1,165 @@
+package authflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// Invitations: GET and POST /auth/invite.
+//
+// `gatehouse users add --invite` creates a password-less user and queues an
+// invitation job. Like a reset, the token is minted only when the job is
+// delivered (PrepareMail → prepareInvite), 256 random bits whose SHA-256 is
+// stored as a token of its own kind (AD2): a reset token is no invitation
+// and the other way round. Following the link renders a form (a GET never
+// consumes the token); posting it sets the password, consumes the token and
+// signs the user in.
+
+var errInvalidInvite = web.NewProblem(http.StatusBadRequest, "invalid_token", "Invalid or expired invitation")
+
+// prepareInvite mints the invite token of a queued invitation job and
+// renders the mail with its link, valid --invite-ttl from now.
+func (h *Handler) prepareInvite(ctx context.Context, job storage.Mail) (storage.Mail, error) {
+	u, err := h.store.UserByID(ctx, job.UserID)
+	if err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare invitation: look up user: %w", err)
+	}
+	inviteToken := newSecret()
+	now := h.now()
+	m, err := h.mails.render(mailInvite, u.Email, mailData{
+		Site:     h.cfg.BaseURL.Host,
+		Email:    u.Email,
+		Link:     h.absoluteURL("/auth/invite", "token", inviteToken),
+		Lifetime: humanDuration(h.cfg.InviteTTL),
+	}, now)
+	if err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare invitation: %w", err)
+	}
+	t := storage.ResetToken{Hash: storage.HashSecret(inviteToken), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(h.cfg.InviteTTL)}
+	if err := h.store.IssueInviteToken(ctx, t); err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare invitation: issue token: %w", err)
+	}
+	m.ID, m.Kind, m.UserID, m.Attempts, m.NextAttempt = job.ID, job.Kind, job.UserID, job.Attempts, job.NextAttempt
+	return m, nil
+}
+
+// invitePage renders the form behind the mailed link without consuming the
+// token; an invalid token gets the "link expired" page.
+func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request) {
+	inviteToken := r.URL.Query().Get("token")
+	f := resetForm{Token: inviteToken, MinLength: h.cfg.PasswordMinLength}
+	if inviteToken == "" {
+		f.Invalid = true
+	} else if _, err := h.store.InviteTokenUser(r.Context(), storage.HashSecret(inviteToken), h.now()); errors.Is(err, storage.ErrNotFound) {
+		f.Invalid = true
+	} else if err != nil {
+		h.answerStoreFailure(w, r, fmt.Errorf("invite page: check token: %w", err))
+		return
+	}
+	h.render(w, r, http.StatusOK, "invite", f)
+}
+
+// acceptInvite sets the invited user's first password and signs them in:
+// throttled per client IP like a reset; the token is checked before any
+// hashing; the password rules apply; one store call consumes the token and
+// sets the hash; then a new session.
+func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if !h.limits.resetIP.allow(clientKey(h.cfg.ClientIP(r))) {
+		h.inviteFailed(w, r, errRateLimited, "throttled", resetForm{})
+		return
+	}
+	in, err := readInput(r, "token", "password", "confirm")
+	if err != nil {
+		h.inviteFailed(w, r, problemFor(err), "invalid_request", resetForm{})
+		return
+	}
+	inviteToken, password := in["token"], in["password"]
+	form := resetForm{Token: inviteToken, MinLength: h.cfg.PasswordMinLength}
+	tokenHash := storage.HashSecret(inviteToken)
+	u, err := h.store.InviteTokenUser(ctx, tokenHash, h.now())
+	if errors.Is(err, storage.ErrNotFound) || inviteToken == "" || err == nil && u.Disabled {
+		h.inviteFailed(w, r, errInvalidInvite, "invalid_token", form)
+		return
+	}
+	if err != nil {
+		h.answerStoreFailure(w, r, fmt.Errorf("invite: check token: %w", err))
+		return
+	}
+	if c, ok := in["confirm"]; ok && c != password {
+		h.inviteFailed(w, r, errPasswordMismatch, "password_mismatch", form)
+		return
+	}
+	password = normalizePassword(password)
+	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength); err != nil {
+		p := errWeakPassword
+		p.Detail = err.Error()
+		h.inviteFailed(w, r, p, "weak_password", form)
+		return
+	}
+	phc, err := h.hasher.Hash(ctx, password)
+	if errors.Is(err, ErrBusy) {
+		h.inviteFailed(w, r, errBusy, "busy", form)
+		return
+	}
+	if err != nil {
+		h.answerStoreFailure(w, r, fmt.Errorf("invite: hash password: %w", err))
+		return
+	}
+	u, err = h.store.CompleteInvite(ctx, tokenHash, h.now(), phc)
+	if errors.Is(err, storage.ErrNotFound) { // used or voided meanwhile
+		h.inviteFailed(w, r, errInvalidInvite, "invalid_token", form)
+		return
+	}
+	if err != nil {
+		h.answerStoreFailure(w, r, fmt.Errorf("invite: complete: %w", err))
+		return
+	}
+	h.event(r, "invite_accepted", slog.String("user_id", u.ID))
+	h.recordAudit(r, audit.InviteAccepted, u.ID, u.Email, "")
+	if problem, reason := h.signInRefusal(u, u.Email, ""); reason != "" {
+		h.event(r, "login_refused", slog.String("user_id", u.ID), slog.String("reason", reason))
+		h.recordAudit(r, audit.AccessDenied, u.ID, u.Email, "")
+		web.WriteProblem(w, r, problem)
+		return
+	}
+	if err := h.startSession(w, r, u, methodPassword, ""); err != nil {
+		h.answerStoreFailure(w, r, fmt.Errorf("invite: sign in: %w", err))
+		return
+	}
+	h.recordAudit(r, audit.Login, u.ID, u.Email, "")
+	if web.WantsHTML(r) {
+		seeOther(w, r, "/")
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status string     `json:"status"`
+		User   userAnswer `json:"user"`
+	}{"invite_accepted", userAnswer{ID: u.ID, Email: u.Email}})
+}
+
+// inviteFailed logs a refused invitation and answers p: a browser gets the
+// page again, with the error or the "link expired" text.
+func (h *Handler) inviteFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
+	h.event(r, "invite_failed", slog.String("reason", reason))
+	if !web.WantsHTML(r) || (form.Token == "" && p.Code != errInvalidInvite.Code) {
+		web.WriteProblem(w, r, p)
+		return
+	}
+	switch {
+	case p.Code == errInvalidInvite.Code:
+		form.Invalid = true
+	case p.Detail != "":
+		form.Error = p.Detail
+	default:
+		form.Error = p.Title
+	}
+	h.render(w, r, p.Status, "invite", form)
+}
