@@ -32,7 +32,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.StringVar(&c.Listen, "listen", ":8080", "address the proxy listens on")
 	fs.StringVar(&r.upstream, "upstream", "", "URL of the protected app, e.g. http://127.0.0.1:3000 (required)")
 	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", 60*time.Second, "how long to wait for the upstream's response headers before answering 504")
-	fs.StringVar(&r.baseURL, "base-url", "", "public URL users see, the only source of absolute URLs (default http://localhost:8080, or https://<first --tls-domain>)")
+	fs.StringVar(&r.baseURL, "base-url", "", "public URL users see, the only source of absolute URLs (default http://localhost:<port of --listen>, or https://<first --tls-domain>)")
 	dbFlag(fs, &c.DB)
 	fs.StringVar(&r.mode, "mode", "redirect", "what an unauthenticated request to a protected path gets: redirect (GET/HEAD to the sign-in page, other methods 401) or 401")
 	fs.StringSliceVar(&c.PublicPaths, "public-path", nil, "path served without a session, matched at a segment boundary (repeatable)")
@@ -116,17 +116,17 @@ Flags:
 
 // parseServe turns the command line and environment into a checked Config.
 // Every error is one line naming the flag.
-func parseServe(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
 	fs, r := serveFlags(out)
 	fs.Usage = func() { usage(out, fs) }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "gatehouse"); err != nil {
 		if err == pflag.ErrHelp {
 			return Config{}, errHelp
 		}
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+		return Config{}, unknownCommand("gatehouse", fs.Arg(0), commands)
 	}
 	if err := applyEnv(fs, getenv); err != nil {
 		return Config{}, err
@@ -236,7 +236,7 @@ func checkTLS(fs *pflag.FlagSet, c *Config) error {
 			return err
 		}
 		if !fs.Changed("http-listen") && t.HTTPListen == "" {
-			t.HTTPListen = ":80"
+			t.HTTPListen, t.HTTPListenImplied = ":80", true
 		}
 		if t.Storage == "" {
 			t.Storage = defaultTLSStorage(c.DB)
@@ -250,9 +250,9 @@ func checkTLS(fs *pflag.FlagSet, c *Config) error {
 
 func checkBaseURL(fs *pflag.FlagSet, raw string, c *Config) error {
 	if raw == "" {
-		raw = "http://localhost:8080"
-		if len(c.TLS.Domains) > 0 {
-			raw = "https://" + c.TLS.Domains[0]
+		var err error
+		if raw, err = defaultBaseURL(c); err != nil {
+			return err
 		}
 	}
 	u, err := parseURL("base-url", raw)

@@ -22,11 +22,15 @@ import (
 var version = "dev"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, osEnviron()))
 }
 
-// run is main without the process: it returns the exit code.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+// commands are the words `gatehouse WORD` understands besides the server's
+// flags; an unknown word is suggested from them.
+var commands = []string{"users", "version"}
+
+// run is main without the process: it returns the exit code (see exitCode).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version":
@@ -42,7 +46,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	logger := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -50,7 +54,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	srv, err := newServer(ctx, cfg, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
-		return 1
+		return exitCode(err)
 	}
 	if err := srv.listenAndServe(ctx); err != nil {
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)

@@ -26,10 +26,10 @@ type usersCommand struct {
 }
 
 // runUsers dispatches `gatehouse users add|list|revoke-sessions`.
-func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "gatehouse users: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stdout, "Usage: gatehouse users add --email E --password-stdin [--db F] | list [--db F] | revoke-sessions --email E [--db F]")
@@ -49,9 +49,9 @@ func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		fs.StringVar(&c.email, "email", "", "email of the user whose sessions end (required)")
 	case "list":
 	default:
-		return fail(fmt.Errorf("unknown command %q (want add, list or revoke-sessions)", name))
+		return fail(unknownCommand("gatehouse users", name, []string{"add", "list", "revoke-sessions"}))
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:], "gatehouse users "+name); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
@@ -61,7 +61,7 @@ func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		return fail(err)
 	}
 	if fs.NArg() > 0 {
-		return fail(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+		return fail(usageErrorf("unexpected argument %q; see gatehouse users %s --help", fs.Arg(0), name))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -76,7 +76,7 @@ func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gatehouse users %s: %v\n", name, err)
-		return 1
+		return exitCode(err) // 2 for a missing or bad flag value, as everywhere
 	}
 	return 0
 }
