@@ -78,8 +78,8 @@ type TLSConfig struct {
 	// HTTPListenImplied: --http-listen was not given and is :80 because
 	// of --tls-domain.
 	HTTPListenImplied bool
-	CertFile   string
-	KeyFile    string
+	CertFile          string
+	KeyFile           string
 }
 
 // Enabled reports whether Gatehouse terminates TLS itself.

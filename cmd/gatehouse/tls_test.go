@@ -369,6 +369,11 @@ func serveSite(t *testing.T, c TLSConfig, base *url.URL, logger *slog.Logger, tl
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ts.Start != nil {
+		if err := ts.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s := &site{httpsAddr: tlsLn.Addr().String(), httpAddr: httpLn.Addr().String()}
 	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello from upstream") })
 	discard := log.New(io.Discard, "", 0)

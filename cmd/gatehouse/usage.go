@@ -83,9 +83,9 @@ func unknownCommand(command, given string, known []string) error {
 	return usageErrorf("unknown command %q%s; see %s --help", given, hint, command)
 }
 
-// suggest returns the candidate closest to input, or "" when none is close:
-// at most a third of the input's letters wrong (and at least one allowed),
-// or input a prefix of exactly one candidate.
+// suggest returns the candidate input is a prefix of, when there is exactly
+// one, or else the closest candidate with at most a third of the input's
+// letters wrong (at least one allowed), or "". Case is ignored.
 func suggest(input string, candidates []string) string {
 	input = strings.ToLower(input)
 	if input == "" {
@@ -105,13 +105,10 @@ func suggest(input string, candidates []string) string {
 			best, bestDist = c, d
 		}
 	}
-	if best != "" && bestDist <= len(input)/3+1 {
-		return best
-	}
 	if len(prefixed) == 1 {
 		return prefixed[0]
 	}
-	return ""
+	return best
 }
 
 // editDistance is the optimal string alignment distance of a and b
