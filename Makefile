@@ -1,12 +1,12 @@
 # Gatehouse. `make run` starts a demo app with Gatehouse in front of it;
-# `make test` runs every test with the race detector.
+# `make test` runs every test, the integration suites included.
 GO       ?= go
 BIN      ?= bin
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 UPSTREAM ?=
 
-.PHONY: build run test bench lint clean
+.PHONY: build run test test-unit test-integration test-deploy bench lint clean image
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gatehouse ./cmd/gatehouse
@@ -17,8 +17,26 @@ build:
 run: build
 	@BIN=$(BIN) UPSTREAM=$(UPSTREAM) ./.ci/make-run
 
+# `go test ./...` runs the unit tests, which need no test-only module. The
+# integration suites sit behind the build tag "integration" so that they do
+# not weigh on `go build` and `go test ./...`: the browser test (chromedp)
+# and the ACME tests (Pebble) in cmd/gatehouse, and the manifest, Dockerfile,
+# systemd and walkthrough checks in deploy/ (k8s.io). `make test` runs all
+# three in parallel, with the race detector except in deploy/, whose tests
+# only decode files and run the gatehouse binary in a child process.
+INTEGRATION_TESTS := ^(TestBrowser|TestTLSACME)
+
 test:
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-unit test-integration test-deploy
+
+test-unit:
 	$(GO) test -race -count=1 -timeout 9m ./...
+
+test-integration:
+	$(GO) test -race -count=1 -timeout 9m -tags integration -run '$(INTEGRATION_TESTS)' ./cmd/gatehouse/
+
+test-deploy:
+	$(GO) test -count=1 -timeout 9m -tags integration ./deploy/
 
 # Micro-benchmarks (-benchmem) and the side-by-side load report
 # (upstream direct, bare httputil.ReverseProxy, Gatehouse).
@@ -29,6 +47,7 @@ bench:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
 
 clean:
 	rm -rf $(BIN)
