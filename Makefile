@@ -9,6 +9,8 @@ UPSTREAM ?=
 .PHONY: build run test test-unit test-integration test-deploy bench lint clean image
 
 build:
+	@if [ -x $(BIN)/gatehouse ]; then echo "building gatehouse…"; \
+	else echo "building gatehouse (the first build downloads modules: a few minutes)…"; fi
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gatehouse ./cmd/gatehouse
 	$(GO) build -o $(BIN)/demo-upstream ./examples/demo-upstream
 

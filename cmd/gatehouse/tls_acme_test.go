@@ -229,4 +229,3 @@ func startDNS(t *testing.T) string {
 	t.Cleanup(func() { srv.Shutdown() })
 	return ln.Addr().String()
 }
-

@@ -25,7 +25,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 )
 
 // waitLimit bounds every poll; generous, since no timing decides a test.
