@@ -108,7 +108,12 @@ Usage:
 
 Every flag can also be set from the environment as GATEHOUSE_<FLAG> in upper
 snake case (--smtp-addr => GATEHOUSE_SMTP_ADDR); the command line wins, and
-repeatable flags take a comma-separated list there.
+repeatable flags take a comma-separated list there. A variable that is set
+counts even when empty (GATEHOUSE_ADMIN_LISTEN= disables the admin listener);
+a GATEHOUSE_* variable that names no flag is refused.
+
+Exit codes: 0 done, 1 failed at run time, 2 usage error (unknown command,
+flag or variable; missing or bad value).
 
 Flags:
 %s`, fs.FlagUsages())
