@@ -104,6 +104,7 @@ Usage:
   gatehouse users add --email E --password-stdin [--db F]
   gatehouse users list [--db F]
   gatehouse users revoke-sessions --email E [--db F]
+  gatehouse mail show [--mail-dir D] [FILE]
   gatehouse version
 
 Every flag can also be set from the environment as GATEHOUSE_<FLAG> in upper

@@ -27,7 +27,7 @@ func main() {
 
 // commands are the words `gatehouse WORD` understands besides the server's
 // flags; an unknown word is suggested from them.
-var commands = []string{"users", "version"}
+var commands = []string{"users", "mail", "version"}
 
 // run is main without the process: it returns the exit code (see exitCode).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
@@ -38,6 +38,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 			return 0
 		case "users":
 			return runUsers(args[1:], stdin, stdout, stderr, getenv)
+		case "mail":
+			return runMail(args[1:], stdout, stderr, getenv)
 		}
 	}
 	cfg, err := parseServe(args, getenv, stdout)
