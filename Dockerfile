@@ -26,6 +26,14 @@ RUN --mount=type=cache,target=/go/pkg/mod \
  && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
+# The OCI labels of `make image` (tools/ociimage):
+#   docker build --build-arg VERSION=v2.0.0 --build-arg REVISION=$(git rev-parse HEAD) .
+ARG VERSION=dev
+ARG REVISION=
+LABEL org.opencontainers.image.title="gatehouse" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.source="https://github.com/gatehouse-auth/gatehouse"
 COPY --from=build /out/gatehouse /usr/local/bin/gatehouse
 COPY --from=build --chown=65532:65532 /out/data /var/lib/gatehouse
 WORKDIR /var/lib/gatehouse

@@ -1,14 +1,22 @@
 # Gatehouse. `make run` starts a demo app with Gatehouse in front of it;
-# `make test` runs every test with the race detector.
+# `make test` runs every test, the integration suites included.
 GO       ?= go
 BIN      ?= bin
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 UPSTREAM ?=
+# `make image`: the container image as an OCI layout, see README.md.
+IMAGE     ?= ghcr.io/gatehouse-auth/gatehouse
+PLATFORMS ?= linux/amd64 linux/arm64
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null)
+CREATED   ?= $(shell git log -1 --format=%cI 2>/dev/null)
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
 
-.PHONY: build run test bench lint clean
+.PHONY: build run test test-unit test-integration test-deploy bench lint clean image
 
 build:
+	@if [ -x $(BIN)/gatehouse ]; then echo "building gatehouse…"; \
+	else echo "building gatehouse (the first build downloads modules: a few minutes)…"; fi
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gatehouse ./cmd/gatehouse
 	$(GO) build -o $(BIN)/demo-upstream ./examples/demo-upstream
 
@@ -17,8 +25,26 @@ build:
 run: build
 	@BIN=$(BIN) UPSTREAM=$(UPSTREAM) ./.ci/make-run
 
+# `go test ./...` runs the unit tests, which need no test-only module. The
+# integration suites sit behind the build tag "integration" so that they do
+# not weigh on `go build` and `go test ./...`: the browser test (chromedp)
+# and the ACME tests (Pebble) in cmd/gatehouse, and the manifest, Dockerfile,
+# systemd and walkthrough checks in deploy/ (k8s.io). `make test` runs all
+# three in parallel, with the race detector except in deploy/, whose tests
+# only decode files and run the gatehouse binary in a child process.
+INTEGRATION_TESTS := ^(TestBrowser|TestTLSACME)
+
 test:
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-unit test-integration test-deploy
+
+test-unit:
 	$(GO) test -race -count=1 -timeout 9m ./...
+
+test-integration:
+	$(GO) test -race -count=1 -timeout 9m -tags integration -run '$(INTEGRATION_TESTS)' ./cmd/gatehouse/
+
+test-deploy:
+	$(GO) test -count=1 -timeout 9m -tags integration ./deploy/
 
 # Micro-benchmarks (-benchmem) and the side-by-side load report
 # (upstream direct, bare httputil.ReverseProxy, Gatehouse).
@@ -29,6 +55,23 @@ bench:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
+
+# The container image without a container engine (ko-style): static
+# binaries for PLATFORMS, then tools/ociimage writes dist/gatehouse-oci (an
+# OCI image layout tagged VERSION, with OCI labels) and dist/gatehouse-oci.tar.
+# Push with `crane push --index dist/gatehouse-oci $(IMAGE):$(VERSION)` or
+# `skopeo copy --all oci:dist/gatehouse-oci:$(VERSION) docker://$(IMAGE):$(VERSION)`.
+image:
+	@echo "building the image $(IMAGE):$(VERSION) for $(PLATFORMS)…"
+	@rm -rf dist/image
+	@for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; echo "  go build $$p"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/image/$${os}_$${arch}/gatehouse ./cmd/gatehouse || exit 1; \
+	done
+	$(GO) run ./tools/ociimage --out dist/gatehouse-oci --version '$(VERSION)' --revision '$(REVISION)' \
+	  $(if $(CREATED),--created '$(CREATED)') --ca-bundle '$(CA_BUNDLE)' \
+	  $(foreach p,$(PLATFORMS),--binary $(p)=dist/image/$(subst /,_,$(p))/gatehouse)
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

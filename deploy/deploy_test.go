@@ -1,3 +1,5 @@
+//go:build integration
+
 package deploy
 
 import (
@@ -10,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -322,6 +325,39 @@ func TestKustomizationListsEveryManifest(t *testing.T) {
 	}
 	if len(b.kustomization.Images) != 1 || b.kustomization.Images[0].Name != b.gatehouse.Image {
 		t.Errorf("kustomization.yaml images should set the gatehouse container's image %q: %+v", b.gatehouse.Image, b.kustomization.Images)
+	}
+}
+
+// The base names a released version of the image, the one
+// `make image VERSION=...` builds and README.md says how to publish, never
+// the moving "latest".
+func TestImageNamesAVersion(t *testing.T) {
+	b := loadBase(t)
+	if len(b.kustomization.Images) != 1 {
+		t.Fatalf("kustomization.yaml images: %+v", b.kustomization.Images)
+	}
+	img := b.kustomization.Images[0]
+	if img.NewName != "ghcr.io/gatehouse-auth/gatehouse" || !regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(img.NewTag) {
+		t.Errorf("the base maps the image to %s:%s; want ghcr.io/gatehouse-auth/gatehouse:vX.Y.Z", img.NewName, img.NewTag)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), img.NewName+":"+img.NewTag) || !strings.Contains(string(readme), "make image VERSION="+img.NewTag) {
+		t.Errorf("deploy/README.md does not say how %s:%s is built (make image VERSION=%s)", img.NewName, img.NewTag, img.NewTag)
+	}
+	for _, dir := range manifestDirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if regexp.MustCompile(`(?m)(:latest\s*$|newTag:\s*latest)`).Match(data) {
+				t.Errorf("%s names an image by the tag latest", f)
+			}
+		}
 	}
 }
 

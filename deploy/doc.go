@@ -7,4 +7,8 @@
 // import only the standard library and the Kubernetes API modules (k8s.io/api,
 // k8s.io/apimachinery, sigs.k8s.io/yaml, sigs.k8s.io/json); they build the
 // gatehouse and demo-upstream binaries instead of importing Gatehouse packages.
+//
+// The tests carry the integration build tag, so that `go test ./...` does
+// not compile the Kubernetes modules; `make test` runs them with
+// `go test -tags integration`.
 package deploy

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build integration && unix
 
 package deploy
 
@@ -25,7 +25,7 @@ func TestKustomizeBuild(t *testing.T) {
 	for _, tc := range []struct {
 		dir, image, namespace string
 	}{
-		{".", "ghcr.io/gatehouse-auth/gatehouse:latest", ""},
+		{".", "ghcr.io/gatehouse-auth/gatehouse:v2.0.0", ""},
 		{"../examples/kubernetes", "gatehouse:dev", "gatehouse-demo"},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build integration && unix
 
 package deploy
 
@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,6 +61,42 @@ func TestLegacyHostWalkthrough(t *testing.T) {
 		t.Fatalf("run.sh: %v\n%s", err, out)
 	}
 	t.Logf("run.sh:\n%s", out)
+}
+
+// TestLegacyHostWalkthroughRefusesTakenPort: when something else already
+// answers on one of its ports, even with 200 to /readyz, run.sh stops with
+// "port N is in use" instead of walking through against a stranger.
+func TestLegacyHostWalkthroughRefusesTakenPort(t *testing.T) {
+	gatehouse := binary(t, "../cmd/gatehouse")
+	demo := binary(t, "../examples/demo-upstream")
+	for _, taken := range []string{"APP_ADDR", "PROXY_ADDR", "ADMIN_ADDR"} {
+		t.Run(taken, func(t *testing.T) {
+			stranger := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte("ready\n")) // 200 to everything, /readyz included
+			}))
+			defer stranger.Close()
+			addrs := map[string]string{"APP_ADDR": freeAddr(t), "PROXY_ADDR": freeAddr(t), "ADMIN_ADDR": freeAddr(t)}
+			addrs[taken] = stranger.Listener.Addr().String()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "bash", "../examples/legacy-host/run.sh")
+			cmd.Env = append(os.Environ(), "GATEHOUSE="+gatehouse, "DEMO_UPSTREAM="+demo, "WORK="+t.TempDir())
+			for k, v := range addrs {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+			cmd.WaitDelay = 5 * time.Second
+			out, err := cmd.CombinedOutput()
+			_, port, _ := net.SplitHostPort(addrs[taken])
+			if err == nil || !strings.Contains(string(out), "port "+port+" is in use") {
+				t.Fatalf("run.sh with %s taken: %v, want a failure saying port %s is in use\n%s", taken, err, port, out)
+			}
+			if strings.Contains(string(out), "walkthrough passed") {
+				t.Fatalf("run.sh passed against a stranger:\n%s", out)
+			}
+		})
+	}
 }
 
 // TestDeploymentConfigStarts runs the gatehouse binary with the arguments and

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
@@ -20,8 +21,10 @@ import (
 
 // Message renders m as an RFC 5322 message from the address from: Date,
 // Message-ID, From, To, Subject, MIME-Version and a multipart/alternative
-// body with a text/plain and a text/html part, both quoted-printable, so the
-// message is 7-bit clean with CRLF line ends. The Date is m.CreatedAt (now
+// body with a text/plain and a text/html part, so the message is 7-bit clean
+// with CRLF line ends. A part that is ASCII with lines of at most 998
+// characters is sent as it is (7bit), so that a reset link in a .eml file
+// can be read and grepped; any other part is quoted-printable. The Date is m.CreatedAt (now
 // when zero). The Message-ID is derived from the record, so a message sent
 // twice (delivered, then the process died before deleting it) carries the
 // same id and receivers can tell it is one message.
@@ -48,12 +51,23 @@ func Message(m storage.Mail, from string, now time.Time) ([]byte, error) {
 		{"text/plain; charset=utf-8", m.Text},
 		{"text/html; charset=utf-8", m.HTML},
 	} {
+		plain, ok := sevenBit(p.content)
+		encoding := "7bit"
+		if !ok {
+			encoding = "quoted-printable"
+		}
 		w, err := parts.CreatePart(textproto.MIMEHeader{
 			"Content-Type":              {p.contentType},
-			"Content-Transfer-Encoding": {"quoted-printable"},
+			"Content-Transfer-Encoding": {encoding},
 		})
 		if err != nil {
 			return nil, err
+		}
+		if ok {
+			if _, err := io.WriteString(w, plain); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		qp := quotedprintable.NewWriter(w)
 		if _, err := qp.Write([]byte(p.content)); err != nil {
@@ -102,4 +116,25 @@ func messageID(m storage.Mail, from string) string {
 	sum := sha256.Sum256([]byte(strconv.FormatUint(m.ID, 10) + "\x00" +
 		strconv.FormatInt(m.CreatedAt.UnixNano(), 10) + "\x00" + m.To + "\x00" + m.Subject))
 	return "<" + hex.EncodeToString(sum[:12]) + "." + strconv.FormatUint(m.ID, 10) + "@" + domain + ">"
+}
+
+// maxLine is the longest line RFC 5322 (2.1.1) allows, CRLF excluded.
+const maxLine = 998
+
+// sevenBit returns content with CRLF line ends and true when it can be sent
+// without a transfer encoding: ASCII without NUL or a bare CR, and no line
+// longer than maxLine.
+func sevenBit(content string) (string, bool) {
+	lines := strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n")
+	for _, line := range lines {
+		if len(line) > maxLine {
+			return "", false
+		}
+		for i := 0; i < len(line); i++ {
+			if c := line[i]; c >= 0x80 || c == 0 || c == '\r' {
+				return "", false
+			}
+		}
+	}
+	return strings.Join(lines, "\r\n"), true
 }

@@ -312,7 +312,7 @@ func TestLoggerEscapesLineBreaks(t *testing.T) {
 func TestAdminListenEmptyDisables(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := parseServe([]string{"--upstream", "http://127.0.0.1:3000", "--db", filepath.Join(dir, "g.db"),
-		"--mail-dir", filepath.Join(dir, "mail"), "--listen", "127.0.0.1:0", "--admin-listen", ""}, envOf(nil), io.Discard)
+		"--mail-dir", filepath.Join(dir, "mail"), "--listen", "127.0.0.1:0", "--base-url", "http://localhost", "--admin-listen", ""}, envOf(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

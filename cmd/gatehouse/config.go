@@ -97,8 +97,11 @@ type TLSConfig struct {
 	CARoot     string // PEM file of an extra root to trust for the ACME server
 	Storage    string
 	HTTPListen string
-	CertFile   string
-	KeyFile    string
+	// HTTPListenImplied: --http-listen was not given and is :80 because
+	// of --tls-domain.
+	HTTPListenImplied bool
+	CertFile          string
+	KeyFile           string
 }
 
 // Enabled reports whether Gatehouse terminates TLS itself.
@@ -110,31 +113,10 @@ const (
 	defaultArgon2Time   = 2
 )
 
-// flagError is a bad flag value: one line naming the flag.
+// flagError is a bad flag value: one line naming the flag, a usage error
+// (exit 2).
 func flagError(flag string, format string, args ...any) error {
-	return fmt.Errorf("invalid --%s: %s", flag, fmt.Sprintf(format, args...))
-}
-
-// envName is the environment variable that can set a flag.
-func envName(flag string) string {
-	return "GATEHOUSE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
-
-// applyEnv sets every flag not given on the command line from its
-// GATEHOUSE_* variable. Repeatable flags take a comma-separated list.
-func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed || f.Name == "help" {
-			return
-		}
-		if v := getenv(envName(f.Name)); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = flagError(f.Name, "from %s: %v", envName(f.Name), e)
-			}
-		}
-	})
-	return err
+	return usageErrorf("invalid --%s: %s", flag, fmt.Sprintf(format, args...))
 }
 
 // secretFromFile fills *dst from the file named by the --NAME-file flag, when set.

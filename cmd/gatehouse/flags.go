@@ -33,7 +33,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.StringVar(&c.Listen, "listen", ":8080", "address the proxy listens on")
 	fs.StringVar(&r.upstream, "upstream", "", "URL of the protected app, e.g. http://127.0.0.1:3000 (required)")
 	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", 60*time.Second, "how long to wait for the upstream's response headers before answering 504")
-	fs.StringVar(&r.baseURL, "base-url", "", "public URL users see, the only source of absolute URLs (default http://localhost:8080, or https://<first --tls-domain>)")
+	fs.StringVar(&r.baseURL, "base-url", "", "public URL users see, the only source of absolute URLs (default http://localhost:<port of --listen>, or https://<first --tls-domain>)")
 	dbFlag(fs, &c.DB)
 	fs.StringVar(&r.mode, "mode", "redirect", "what an unauthenticated request to a protected path gets: redirect (GET/HEAD to the sign-in page, other methods 401) or 401")
 	fs.StringSliceVar(&c.PublicPaths, "public-path", nil, "path served without a session, matched at a segment boundary (repeatable)")
@@ -103,6 +103,7 @@ Usage:
   gatehouse users add|list|show|disable|enable|delete|set-password|revoke-sessions ...
   gatehouse sessions list E
   gatehouse keys rotate [--db F]
+  gatehouse mail show [--mail-dir D] [FILE]
   gatehouse version (or gatehouse --version)
 
 gatehouse users --help and gatehouse sessions --help list their commands; they
@@ -111,7 +112,12 @@ server runs.
 
 Every flag can also be set from the environment as GATEHOUSE_<FLAG> in upper
 snake case (--smtp-addr => GATEHOUSE_SMTP_ADDR); the command line wins, and
-repeatable flags take a comma-separated list there.
+repeatable flags take a comma-separated list there. A variable that is set
+counts even when empty (GATEHOUSE_ADMIN_LISTEN= disables the admin listener);
+a GATEHOUSE_* variable that names no flag is refused.
+
+Exit codes: 0 done, 1 failed at run time, 2 usage error (unknown command,
+flag or variable; missing or bad value).
 
 Flags:
 %s`, fs.FlagUsages())
@@ -119,17 +125,17 @@ Flags:
 
 // parseServe turns the command line and environment into a checked Config.
 // Every error is one line naming the flag.
-func parseServe(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
 	fs, r := serveFlags(out)
 	fs.Usage = func() { usage(out, fs) }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "gatehouse"); err != nil {
 		if err == pflag.ErrHelp {
 			return Config{}, errHelp
 		}
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+		return Config{}, unknownCommand("gatehouse", fs.Arg(0), commands)
 	}
 	if err := applyEnv(fs, getenv); err != nil {
 		return Config{}, err
@@ -254,7 +260,7 @@ func checkTLS(fs *pflag.FlagSet, c *Config) error {
 			return err
 		}
 		if !fs.Changed("http-listen") && t.HTTPListen == "" {
-			t.HTTPListen = ":80"
+			t.HTTPListen, t.HTTPListenImplied = ":80", true
 		}
 		if t.Storage == "" {
 			t.Storage = defaultTLSStorage(c.DB)
@@ -268,9 +274,9 @@ func checkTLS(fs *pflag.FlagSet, c *Config) error {
 
 func checkBaseURL(fs *pflag.FlagSet, raw string, c *Config) error {
 	if raw == "" {
-		raw = "http://localhost:8080"
-		if len(c.TLS.Domains) > 0 {
-			raw = "https://" + c.TLS.Domains[0]
+		var err error
+		if raw, err = defaultBaseURL(c); err != nil {
+			return err
 		}
 	}
 	u, err := parseURL("base-url", raw)

@@ -13,8 +13,8 @@ import (
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
-func envOf(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
+func envOf(m map[string]string) environ {
+	return environ(m)
 }
 
 func TestParseDefaults(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // that signs from now on; the previous one stays published for 7 days so its
 // tokens keep verifying. A running server sharing the store picks the new
 // key up within a minute.
-func runKeys(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+func runKeys(args []string, stdout, stderr io.Writer, getenv environ) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "gatehouse keys: %v\n", err)
 		return 2
@@ -26,15 +26,15 @@ func runKeys(args []string, stdout, stderr io.Writer, getenv func(string) string
 		return 0
 	}
 	if args[0] != "rotate" {
-		return fail(fmt.Errorf("unknown command %q (want rotate)", args[0]))
+		return fail(unknownCommand("gatehouse keys", args[0], []string{"rotate"}))
 	}
 	fs := pflag.NewFlagSet("gatehouse keys rotate", pflag.ContinueOnError)
 	fs.SetOutput(stdout)
 	var db string
 	dbFlag(fs, &db)
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:], "gatehouse keys rotate"); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return 0
+			return exitOK
 		}
 		return fail(err)
 	}

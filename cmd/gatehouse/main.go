@@ -22,11 +22,15 @@ import (
 var version = "dev"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, osEnviron()))
 }
 
-// run is main without the process: it returns the exit code.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+// commands are the words `gatehouse WORD` understands besides the server's
+// flags; an unknown word is suggested from them.
+var commands = []string{"users", "mail", "version"}
+
+// run is main without the process: it returns the exit code (see exitCode).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version", "--version":
@@ -38,6 +42,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 			return runKeys(args[1:], stdout, stderr, getenv)
 		case "sessions":
 			return runSessions(args[1:], stdin, stdout, stderr, getenv)
+		case "mail":
+			return runMail(args[1:], stdout, stderr, getenv)
 		}
 	}
 	cfg, err := parseServe(args, getenv, stdout)
@@ -46,7 +52,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	cfg.LogOutput = stderr
 	logger := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
@@ -55,7 +61,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	srv, err := newServer(ctx, cfg, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
-		return 1
+		return exitCode(err)
 	}
 	if err := srv.listenAndServe(ctx); err != nil {
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)

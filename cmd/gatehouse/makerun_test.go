@@ -4,6 +4,8 @@ package main
 
 import (
 	"bufio"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -214,4 +216,86 @@ func TestMakeRun(t *testing.T) {
 	}
 	signInThrough()
 	run.stop(t)
+}
+
+// makeRunArgs runs .ci/make-run with a stand-in gatehouse that records its
+// command lines, in work, and returns them with the script's output.
+func makeRunArgs(t *testing.T, work string, setPassword bool) (calls [][]string, out string) {
+	t.Helper()
+	bin := t.TempDir()
+	record := filepath.Join(bin, "calls")
+	exitSetPassword := "2"
+	if setPassword {
+		exitSetPassword = "0"
+	}
+	fake := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\t' \"$a\"; done >>" + record + "\necho >>" + record +
+		"\ncase \"$1 $2\" in 'users add') cat >/dev/null;; 'users set-password') exit " + exitSetPassword + ";; esac\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(bin, "gatehouse"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("../../.ci/make-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", script)
+	cmd.Dir = work
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "BIN=" + bin, "UPSTREAM=http://127.0.0.1:3999"}
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make-run: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		calls = append(calls, strings.Split(strings.TrimSuffix(line, "\t"), "\t"))
+	}
+	return calls, string(b)
+}
+
+// `make run` binds loopback only, as its banner says: the server command
+// line it runs parses to loopback addresses and a localhost base URL.
+func TestMakeRunListensOnLoopback(t *testing.T) {
+	calls, _ := makeRunArgs(t, t.TempDir(), false)
+	server := calls[len(calls)-1]
+	c, err := parseServe(server, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatalf("make-run's command line %q: %v", server, err)
+	}
+	for _, addr := range []string{c.Listen, c.AdminListen} {
+		host, _, err := net.SplitHostPort(addr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			t.Errorf("make run listens on %q, want a loopback address (command line %q)", addr, server)
+		}
+	}
+	if c.Listen != "127.0.0.1:8080" || c.BaseURL.String() != "http://localhost:8080" {
+		t.Errorf("--listen %s, base URL %s; want 127.0.0.1:8080 and http://localhost:8080", c.Listen, c.BaseURL)
+	}
+}
+
+// A later `make run` (the database exists) says how to get a new demo
+// password: with `gatehouse users set-password` when the binary has it.
+func TestMakeRunRemindsOfThePassword(t *testing.T) {
+	for _, setPassword := range []bool{false, true} {
+		work := t.TempDir()
+		if err := os.WriteFile(filepath.Join(work, "gatehouse.db"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		calls, out := makeRunArgs(t, work, setPassword)
+		if len(calls) == 0 || calls[0][0] == "users" && calls[0][1] == "add" {
+			t.Fatalf("a later run added the demo user again: %q", calls)
+		}
+		want := "remove gatehouse.db and run make run again"
+		if setPassword {
+			want = "gatehouse users set-password --db gatehouse.db --email demo@example.com --password-stdin"
+		}
+		if !strings.Contains(out, "demo user demo@example.com keeps the password") || !strings.Contains(out, want) {
+			t.Errorf("set-password available %t: output lacks %q:\n%s", setPassword, want, out)
+		}
+	}
+	out, err := exec.Command("make", "-n", "-C", "../..", "run", "BIN="+t.TempDir()).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "first build downloads modules") {
+		t.Errorf("make run does not say that the first build takes a while: %v\n%s", err, out)
+	}
 }

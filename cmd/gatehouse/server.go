@@ -285,7 +285,7 @@ func (s *server) listen() (*listeners, error) {
 	}
 	if s.tls != nil && s.cfg.TLS.HTTPListen != "" {
 		if ls.http, err = net.Listen("tcp", s.cfg.TLS.HTTPListen); err != nil {
-			return fail(fmt.Errorf("--http-listen: %w", err))
+			return fail(httpListenError(s.cfg.TLS, err))
 		}
 	}
 	if s.cfg.AdminSocket != "" {
@@ -317,6 +317,12 @@ func (s *server) listenAndServe(ctx context.Context) error {
 // --shutdown-timeout, stops the background loops and closes the store.
 func (s *server) serve(ctx context.Context, ls *listeners) error {
 	defer s.close()
+	if s.tls != nil && s.tls.Start != nil {
+		if err := s.tls.Start(); err != nil {
+			ls.close()
+			return err
+		}
+	}
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	loopFuncs := []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep, s.policy.Run}

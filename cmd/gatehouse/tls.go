@@ -27,6 +27,10 @@ type tlsServing struct {
 	Config      *tls.Config  // for the main listener: TLS 1.2 minimum, certificates from ACME or static files
 	HTTPHandler http.Handler // for --http-listen: ACME HTTP-01 challenges, everything else redirected to HTTPS
 	Close       func()       // stops renewals and file watching; safe to call twice
+	// Start, when not nil, creates --tls-storage and begins obtaining
+	// certificates. It is called once the listeners are bound, so that a
+	// start that fails leaves no folder behind and no ACME order is placed.
+	Start func() error
 }
 
 const (
@@ -77,7 +81,7 @@ func newACMETLS(ctx context.Context, c TLSConfig, redirect http.Handler, logger 
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(c.Storage, 0o700); err != nil {
+	if err := checkCreatableDir(c.Storage); err != nil {
 		return nil, flagError("tls-storage", "%v", err)
 	}
 	// certmagic's own challenge solvers bind a port to answer on unless
@@ -118,15 +122,21 @@ func newACMETLS(ctx context.Context, c TLSConfig, redirect http.Handler, logger 
 	magic.Issuers = []certmagic.Issuer{acmeIssuer}
 
 	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		if solverAddr != "" && !waitListening(ctx, solverAddr) {
-			return
+	start := func() error {
+		if err := os.MkdirAll(c.Storage, 0o700); err != nil {
+			return flagError("tls-storage", "%v", err)
 		}
-		logger.Info("managing certificates", "domains", c.Domains, "ca", c.CA)
-		if err := magic.ManageAsync(ctx, c.Domains); err != nil {
-			logger.Error("managing certificates", "domains", c.Domains, "err", err)
-		}
-	}()
+		go func() {
+			if solverAddr != "" && !waitListening(ctx, solverAddr) {
+				return
+			}
+			logger.Info("managing certificates", "domains", c.Domains, "ca", c.CA)
+			if err := magic.ManageAsync(ctx, c.Domains); err != nil {
+				logger.Error("managing certificates", "domains", c.Domains, "err", err)
+			}
+		}()
+		return nil
+	}
 
 	config := &tls.Config{
 		MinVersion:     tls.VersionTLS12,
@@ -137,6 +147,7 @@ func newACMETLS(ctx context.Context, c TLSConfig, redirect http.Handler, logger 
 		Config:      config,
 		HTTPHandler: acmeIssuer.HTTPChallengeHandler(redirect),
 		Close:       sync.OnceFunc(func() { cancel(); cache.Stop() }),
+		Start:       sync.OnceValue(start),
 	}, nil
 }
 

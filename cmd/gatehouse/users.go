@@ -103,12 +103,12 @@ var sessionsCommands = []cliCommand{
 }
 
 // runUsers dispatches `gatehouse users …`.
-func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+func runUsers(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
 	return runCLI("users", usersCommands, args, stdin, stdout, stderr, getenv)
 }
 
 // runSessions dispatches `gatehouse sessions …`.
-func runSessions(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+func runSessions(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
 	return runCLI("sessions", sessionsCommands, args, stdin, stdout, stderr, getenv)
 }
 
@@ -129,7 +129,7 @@ GATEHOUSE_<FLAG>. gatehouse %s COMMAND --help lists a command's flags.
 
 // runCLI parses and runs one command. Exit codes: 0 done, 1 refused or
 // failed, 2 a usage error (unknown command or flag, missing argument).
-func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		cliUsage(stdout, group, cmds)
 		return 0
@@ -145,7 +145,12 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 		}
 	}
 	if cmd == nil {
-		return usageError(group, fmt.Errorf("unknown command %q", args[0]))
+		names := make([]string, len(cmds))
+		for i := range cmds {
+			names[i] = cmds[i].name
+		}
+		fmt.Fprintf(stderr, "gatehouse %s: %v\n", group, unknownCommand("gatehouse "+group, args[0], names))
+		return exitUsage
 	}
 	prefix := group + " " + cmd.name
 	fs := pflag.NewFlagSet("gatehouse "+prefix, pflag.ContinueOnError)
@@ -159,12 +164,13 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 	if cmd.flags != nil {
 		cmd.flags(fs, o)
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:], "gatehouse "+prefix); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "Usage: gatehouse %s %s\n  %s\n\nFlags:\n%s", prefix, cmd.synopsis, cmd.help, fs.FlagUsages())
-			return 0
+			return exitOK
 		}
-		return usageError(prefix, err)
+		fmt.Fprintf(stderr, "gatehouse %s: %v\n", prefix, err)
+		return exitUsage
 	}
 	if err := applyEnv(fs, getenv); err != nil {
 		return usageError(prefix, err)

@@ -43,6 +43,20 @@ expect() {
 
 json() { printf '{"email":"%s","password":"%s"}' "$1" "$2"; }
 
+# in_use HOST:PORT: something accepts TCP connections there.
+in_use() {
+	local host=${1%:*} port=${1##*:}
+	host=${host#[}
+	host=${host%]}
+	(exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+
+# started NAME PID: the process we just started is still running, so what
+# answers on its port is this process and not a stranger.
+started() {
+	kill -0 "$2" 2>/dev/null || fail "$1 exited at start: $(tail -n 3 "$WORK/$1.log" 2>/dev/null)"
+}
+
 pids=()
 cleanup() {
 	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -51,6 +65,13 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$WORK"
+# Nothing may answer on our ports before we start: the checks below would
+# talk to it and pass or fail for the wrong reason.
+for addr in "$APP_ADDR" "$PROXY_ADDR" "$ADMIN_ADDR"; do
+	if in_use "$addr"; then
+		fail "port ${addr##*:} is in use ($addr answers before anything was started); stop what listens there or choose another address with APP_ADDR, PROXY_ADDR or ADMIN_ADDR"
+	fi
+done
 if [ -z "${GATEHOUSE:-}" ] || [ -z "${DEMO_UPSTREAM:-}" ]; then
 	step "build gatehouse and the demo app into $WORK/bin"
 	(cd "$repo" && go build -o "$WORK/bin/" ./cmd/gatehouse ./examples/demo-upstream)
@@ -60,7 +81,14 @@ fi
 
 step "1. the legacy app listens on $APP_ADDR, loopback only"
 "$DEMO_UPSTREAM" --listen="$APP_ADDR" 2>"$WORK/app.log" &
-pids+=($!)
+app=$!
+pids+=($app)
+for _ in $(seq 100); do
+	in_use "$APP_ADDR" && break
+	started app "$app"
+	sleep 0.1
+done
+started app "$app"
 
 step "2. add a user (the server is not running yet: the database allows one process)"
 printf '%s\n' "$PASSWORD" | "$GATEHOUSE" users add --email "$EMAIL" --password-stdin --db "$WORK/gatehouse.db"
@@ -74,12 +102,15 @@ step "3. start gatehouse on $PROXY_ADDR in front of the app"
 	--mail-dir="$WORK/mail" \
 	--admin-listen="$ADMIN_ADDR" \
 	2>"$WORK/gatehouse.log" &
-pids+=($!)
+gatehouse=$!
+pids+=($gatehouse)
 for _ in $(seq 100); do
+	started gatehouse "$gatehouse"
 	curl -fsS -o /dev/null "http://$ADMIN_ADDR/readyz" 2>/dev/null && break
 	sleep 0.1
 done
 expect 200 "http://$ADMIN_ADDR/readyz"
+started gatehouse "$gatehouse"
 
 step "4. without a session the app is out of reach: a redirect to the sign-in page"
 expect 302 "$BASE/"
@@ -102,10 +133,8 @@ for _ in $(seq 150); do
 done
 [ -n "$mail" ] || fail "no .eml file in $WORK/mail"
 echo "    $mail"
-# The body is quoted-printable: join the soft line breaks ("=" at the end of
-# a line) and decode "=3D" before looking for the link.
-link=$(tr -d '\r' <"$mail" | sed -e ':a' -e '/=$/{N;s/=\n//;ba' -e '}' | sed 's/=3D/=/g' |
-	grep -o 'https\?://[^ "<>]*/auth/reset?token=[A-Za-z0-9_-]*' | head -n 1) || true
+# The text part is plain 7bit: the link is on one line, as it is.
+link=$(grep -o 'https\?://[^ "<>]*/auth/reset?token=[A-Za-z0-9_-]*' "$mail" | head -n 1) || true
 [ -n "$link" ] || fail "no reset link in $mail"
 token=${link##*token=}
 echo "    $link"
