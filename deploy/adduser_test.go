@@ -1,3 +1,5 @@
+//go:build integration
+
 package deploy
 
 import (
@@ -45,13 +47,13 @@ for a in "$@"; do
 	[ "$a" = "$POD_DB" ] && a=$LOCAL_DB
 	set -- "$@" "$a"
 done
-exec "$GATEHOUSE_BIN" "$@"
+exec "$FAKE_POD_GATEHOUSE" "$@"
 `
 		if err := os.WriteFile(filepath.Join(fake, "kubectl"), []byte(kubectl), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command("bash", "../examples/kubernetes/add-user.sh", "ann@example.com")
-		cmd.Env = []string{"PATH=" + fake + ":" + os.Getenv("PATH"), "POD_DB=" + podDB, "LOCAL_DB=" + moved["db"], "GATEHOUSE_BIN=" + bin}
+		cmd.Env = []string{"PATH=" + fake + ":" + os.Getenv("PATH"), "POD_DB=" + podDB, "LOCAL_DB=" + moved["db"], "FAKE_POD_GATEHOUSE=" + bin}
 		cmd.Stdin = strings.NewReader("a long passphrase here\n")
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "added user ann@example.com") {

@@ -57,7 +57,7 @@ func (d *Dir) Send(ctx context.Context, m storage.Mail) error {
 // syncs it and renames it to path, so a reader never sees half a message.
 func writeFileAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-*.eml")
+	f, err := os.CreateTemp(dir, ".tmp-*") // not *.eml: a reader of *.eml never sees a partial file
 	if err != nil {
 		return fmt.Errorf("mail: %w", err)
 	}

@@ -166,8 +166,8 @@ func TestAdminCommandsWhileServingAndOnTheFile(t *testing.T) {
 		3:  "add-empty exit=2 out= err=gatehouse users add: no password on standard input",
 		4:  "invite exit=0 out=added user dan@example.com (X); invitation queued\n err=",
 		15: "unknown-user exit=1 out= err=gatehouse users disable: no user with email nobody@example.com",
-		16: `typo exit=2 out= err=gatehouse users: unknown command "lsit"; see gatehouse users --help`,
-		17: "bad-flag exit=2 out= err=gatehouse users list: unknown flag: --jsno; see gatehouse users --help",
+		16: `typo exit=2 out= err=gatehouse users: unknown command "lsit" (did you mean list?); see gatehouse users --help`,
+		17: "bad-flag exit=2 out= err=gatehouse users: unknown flag --jsno (did you mean --json?); see gatehouse users list --help",
 	}
 	for i, w := range want {
 		if live[i] != w {

@@ -169,11 +169,12 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 			fmt.Fprintf(stdout, "Usage: gatehouse %s %s\n  %s\n\nFlags:\n%s", prefix, cmd.synopsis, cmd.help, fs.FlagUsages())
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "gatehouse %s: %v\n", prefix, err)
+		fmt.Fprintf(stderr, "gatehouse %s: %v\n", group, err)
 		return exitUsage
 	}
 	if err := applyEnv(fs, getenv); err != nil {
-		return usageError(prefix, err)
+		fmt.Fprintf(stderr, "gatehouse %s: %v\n", group, err)
+		return exitUsage
 	}
 	if err := checkAdminFlags(fs, o.db, &o.socket, o.auditLog); err != nil {
 		return usageError(prefix, err)
@@ -186,7 +187,8 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 		o.email, rest = rest[0], rest[1:]
 	}
 	if len(rest) > 0 {
-		return usageError(prefix, fmt.Errorf("unexpected argument %q", rest[0]))
+		fmt.Fprintf(stderr, "gatehouse %s: unexpected argument %q; see gatehouse %s --help\n", group, rest[0], prefix)
+		return exitUsage
 	}
 	if err := o.check(cmd, stdin); err != nil {
 		fmt.Fprintf(stderr, "gatehouse %s: %v\n", prefix, err)
