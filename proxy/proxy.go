@@ -89,6 +89,8 @@ type Proxy struct {
 	logger     *slog.Logger
 	metrics    *metrics
 	reverse    *httputil.ReverseProxy
+	// authBodyTimeout bounds reading a body under /auth/: AuthBodyTimeout.
+	authBodyTimeout time.Duration
 }
 
 // New checks cfg, registers the metrics and builds the Proxy.
@@ -130,6 +132,8 @@ func New(cfg Config) (*Proxy, error) {
 		clock:      cfg.Clock,
 		logger:     cfg.Logger,
 		metrics:    m,
+
+		authBodyTimeout: AuthBodyTimeout,
 	}
 	if p.cookieName == "" {
 		p.cookieName = DefaultCookieName
@@ -166,9 +170,10 @@ var (
 
 // ServeHTTP runs the steps of the request path in order.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// 1. Forged identity and routing headers go, on every path (PX1, PX4),
-	// and the request gets the id its log lines share (LG2).
-	removeClientHeaders(r.Header)
+	// 1. Forged identity and routing headers go, on every path (PX1, PX4,
+	// RH1), and the request gets the id its log lines share (LG2).
+	removeClientHeaders(r.Header, p.peerTrusted(r.RemoteAddr))
+	dropUpgrade(r) // only WebSocket may upgrade (UP1)
 	p.setRequestID(r)
 
 	// 2. One cleaned path for the decision and the forwarded request (PX5).
@@ -210,6 +215,7 @@ func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {
+		withBodyDeadline(w, r, p.authBodyTimeout)
 		r.Body = http.MaxBytesReader(w, r.Body, AuthBodyLimit)
 	}
 	p.auth.ServeHTTP(w, r)
