@@ -306,7 +306,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	password = normalizePassword(password)
-	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength); err != nil {
+	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
 		p := errWeakPassword
 		p.Detail = err.Error()
 		h.resetFailed(w, r, p, "weak_password", form)
