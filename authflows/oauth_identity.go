@@ -159,8 +159,8 @@ func (p *provider) googleIdentity(ctx context.Context, tok *oauth2.Token, nonce 
 		}
 		email, verified = info.Email, bool(info.EmailVerified)
 	}
-	if verified && email != "" {
-		id.Email, id.EmailVerified = storage.NormalizeEmail(email), true
+	if valid, ok := validProviderEmail(email); verified && ok {
+		id.Email, id.EmailVerified = valid, true
 	}
 	return id, nil
 }
@@ -253,8 +253,8 @@ func (p *provider) githubIdentity(ctx context.Context, accessToken string) (prov
 	}
 	id := providerIdentity{Subject: strconv.FormatInt(n, 10)}
 	for _, e := range emails {
-		if e.Primary && e.Verified && e.Email != "" {
-			id.Email, id.EmailVerified = storage.NormalizeEmail(e.Email), true
+		if valid, ok := validProviderEmail(e.Email); e.Primary && e.Verified && ok {
+			id.Email, id.EmailVerified = valid, true
 		}
 	}
 	return id, nil
