@@ -314,8 +314,8 @@ func TestForgotThrottlesSilently(t *testing.T) {
 	if n := len(e.Logs.Events("forgot_throttled")); n != 1 {
 		t.Errorf("%d forgot_throttled events, want 1", n)
 	}
-	if v := e.CounterValue(t, "gatehouse_forgot_requests_total", map[string]string{"result": "throttled"}); v != 1 {
-		t.Errorf("throttled counter %v, want 1", v)
+	if v := e.CounterValue(t, "gatehouse_forgot_requests_total", map[string]string{"result": "throttled"}); v != 0 {
+		t.Errorf("throttled counter %v, want 0: an account's throttle counts as accepted", v)
 	}
 	e.Clock.Advance(5 * time.Minute) // one mail's worth of refill
 	if m := mailedAfterForgot(t, e, "alice@example.com"); m.To != "alice@example.com" {
@@ -429,7 +429,7 @@ func TestForgotEventsAndMetrics(t *testing.T) {
 	if !strings.Contains(unknown, "known=false") || strings.Contains(unknown, "nobody") {
 		t.Errorf("unknown event %q", unknown)
 	}
-	for result, want := range map[string]float64{"mailed": 1, "unknown": 1} {
+	for result, want := range map[string]float64{"accepted": 2} {
 		if v := e.CounterValue(t, "gatehouse_forgot_requests_total", map[string]string{"result": result}); v != want {
 			t.Errorf("forgot %s counter %v, want %v", result, v, want)
 		}
