@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("Reset", func(t *testing.T) { testReset(t, o) })
 	t.Run("OAuth", func(t *testing.T) { testOAuth(t, o) })
 	t.Run("Mail", func(t *testing.T) { testMail(t, o) })
+	t.Run("Secrets", func(t *testing.T) { testSecrets(t, o) })
 	t.Run("PingClose", func(t *testing.T) { testPingClose(t, o) })
 }
 
