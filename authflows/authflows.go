@@ -74,6 +74,7 @@ type Handler struct {
 	mails   *mailTemplates
 	// background runs the work of /auth/forgot after its answer, bounded.
 	background *background
+	device     deviceKey // HMAC key of device cookies (DV1)
 }
 
 // New checks cfg and builds the handler.

@@ -50,14 +50,16 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 //  2. the input is one string each of email, password and optional rd;
 //  3. every attempt takes a token of the account's failure bucket before any
 //     hashing, so that concurrent guesses cannot outrun the bucket; an empty
-//     bucket refuses the attempt;
+//     bucket refuses the attempt; a browser with a valid device cookie for
+//     the account uses that cookie's bucket instead (DV1);
 //  4. exactly one argon2 verification runs, against the stored hash or a
 //     dummy one, so unknown, password-less and known accounts look alike (PW4);
 //     an oversized password is refused before hashing (DS2);
 //  5. only a failure keeps the account's token: success, a busy hasher and a
 //     store error give it back;
 //  6. success: hash upgraded if its parameters are old (PW1), a new session
-//     (SS4), 200 with the user, or 303 to rd for a form.
+//     (SS4), a device cookie for the account (DV1), 200 with the user, or
+//     303 to rd for a form.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	form := h.newLoginForm("")
@@ -83,8 +85,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	account := loginAccountKey(email)
-	if !h.limits.loginFailures.allow(account) {
+	bucket, account := h.loginBucket(r, email) // a device cookie's own bucket, or the account's (DV1)
+	if !bucket.allow(account) {
 		h.event(r, "login_throttled", slog.String("scope", "account"), slog.String("email", logEmail(email)))
 		h.metrics.logins.WithLabelValues("throttled").Inc()
 		h.loginRefused(w, r, errRateLimited, form)
@@ -93,7 +95,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 
 	u, ok, err := h.verifyLogin(ctx, email, password)
 	if err != nil || ok {
-		h.limits.loginFailures.refund(account)
+		bucket.refund(account)
 	}
 	switch {
 	case errors.Is(err, ErrBusy):
@@ -123,6 +125,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.loginRefused(w, r, errStoreUnavailable, form)
 		return
 	}
+	h.setDeviceCookie(w, r, email)
 	h.event(r, "login_ok", slog.String("user_id", u.ID))
 	h.metrics.logins.WithLabelValues("ok").Inc()
 	if web.WantsHTML(r) {
