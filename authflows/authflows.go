@@ -127,6 +127,7 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) routes() {
 	m := h.mux
 	m.HandleFunc("GET /auth/assets/style.css", h.serveStyle)
+	m.HandleFunc("GET "+clearCacheAsset, h.serveClearCache)
 
 	m.HandleFunc("GET /auth/login", h.loginPage)
 	m.HandleFunc("POST /auth/login", h.login)

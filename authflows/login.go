@@ -27,6 +27,9 @@ type loginForm struct {
 	Notice    string
 	Error     string
 	Providers []providerLink // one button per configured provider
+	// ClearCache loads clearCacheAsset: the page follows a sign-out or a
+	// completed reset (CS1).
+	ClearCache bool
 }
 
 // newLoginForm returns the sign-in page for rd.
@@ -39,8 +42,13 @@ func (h *Handler) newLoginForm(rd string) loginForm {
 func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := h.newLoginForm(q.Get("rd"))
-	if q.Get("reset") == "1" {
+	switch {
+	case q.Get("reset") == "1":
 		f.Notice = "Your password was changed, sign in."
+		f.ClearCache = true
+	case h.justSignedOut(w, r):
+		f.Notice = "You have signed out."
+		f.ClearCache = true
 	}
 	h.render(w, r, http.StatusOK, "login", f)
 }
@@ -224,9 +232,12 @@ func logEmail(email string) string {
 }
 
 // logout deletes the request's session and expires the cookie (SS6). It
-// answers 204 (a form: 303 to the sign-in page) with or without a session.
+// answers 204 (a form: 303 to the sign-in page, which clears the cache
+// again) with or without a session, and tells the browser to drop its
+// cache of the site (CS1).
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	h.expireCookie(w)
+	clearSiteCache(w)
 	if sessionID, ok := h.sessionCookie(r); ok {
 		idHash := storage.HashSecret(sessionID)
 		s, err := h.store.Session(r.Context(), idHash)
@@ -245,6 +256,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if web.WantsHTML(r) {
+		h.markSignedOut(w)
 		seeOther(w, r, "/auth/login")
 		return
 	}

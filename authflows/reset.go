@@ -354,6 +354,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	if _, ok := h.sessionCookie(r); ok {
 		h.expireCookie(w) // its session is gone with the others
 	}
+	clearSiteCache(w) // CS1: this browser's cached pages go too
 	if web.WantsHTML(r) {
 		seeOther(w, r, "/auth/login?reset=1")
 		return
