@@ -81,9 +81,14 @@ func clip(s string, n int) string {
 func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
 
 // verifiedEmail is the normalized address when the provider vouches for it.
+// Every provider kind takes its email through here, so an address that is
+// not one plain, printable address counts as no email at all (EM1).
 func verifiedEmail(id *providerIdentity, email string, verified bool) {
-	if verified && email != "" {
-		id.Email, id.EmailVerified = storage.NormalizeEmail(email), true
+	if !verified || email == "" {
+		return
+	}
+	if normalized, ok := validProviderEmail(email); ok {
+		id.Email, id.EmailVerified = normalized, true
 	}
 }
 

@@ -92,6 +92,9 @@ func parsePublicPaths(list []string) (publicPaths, error) {
 // A path that some upstreams would read as climbing out of its directory
 // is never public: a backslash (IIS, some frameworks read it as "/") or a
 // "." or ".." segment carrying ";params" (Tomcat reads "..;" as "..").
+// A control byte (NUL, CR, TAB, DEL, …) anywhere in the decoded path makes
+// it ambiguous too: upstreams that cut the path at a NUL or drop control
+// bytes would read "..\x00" as ".." and climb out of the public prefix.
 // Such requests need a session like any protected path.
 func (pp publicPaths) match(p string) bool {
 	for _, prefix := range pp {
@@ -104,7 +107,7 @@ func (pp publicPaths) match(p string) bool {
 }
 
 func ambiguous(p string) bool {
-	if strings.IndexByte(p, '\\') >= 0 {
+	if strings.IndexByte(p, '\\') >= 0 || hasControlByte(p) {
 		return true
 	}
 	if strings.IndexByte(p, ';') < 0 {
@@ -113,6 +116,16 @@ func ambiguous(p string) bool {
 	for segment := range strings.SplitSeq(p, "/") {
 		segment, _, _ = strings.Cut(segment, ";")
 		if segment == "." || segment == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// hasControlByte reports whether p holds an ASCII control byte or DEL.
+func hasControlByte(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c == 0x7f {
 			return true
 		}
 	}

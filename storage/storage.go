@@ -283,6 +283,12 @@ type Store interface {
 	// DeleteExpiredInviteTokens deletes invite tokens expired at now and reports how many.
 	DeleteExpiredInviteTokens(ctx context.Context, now time.Time) (int, error)
 
+	// Secrets.
+	// Secret returns the named server secret, SecretSize random bytes made
+	// on first use and kept from then on; concurrent first calls (from
+	// every replica of a shared store) all get the one that was stored.
+	Secret(ctx context.Context, name string) ([]byte, error)
+
 	// Ping reports whether the store can be read (readiness).
 	Ping(ctx context.Context) error
 	Close() error
@@ -296,3 +302,6 @@ func (s Session) Active(now time.Time, idle time.Duration) bool {
 	}
 	return idle <= 0 || now.Sub(s.LastSeen) < idle
 }
+
+// SecretSize is the length of a secret made by Store.Secret: 256 bits.
+const SecretSize = 32

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("SigningKeys", func(t *testing.T) { testSigningKeys(t, o) })
 	t.Run("Admin", func(t *testing.T) { testAdmin(t, o) })
 	t.Run("Invites", func(t *testing.T) { testInvites(t, o) })
+	t.Run("Secrets", func(t *testing.T) { testSecrets(t, o) })
 	t.Run("PingClose", func(t *testing.T) { testPingClose(t, o) })
 }
 
