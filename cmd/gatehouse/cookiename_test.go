@@ -26,6 +26,9 @@ func TestSessionCookieHostPrefix(t *testing.T) {
 		{args: []string{"--base-url", "https://app.example.com", "--cookie-name", "__Host-mine"}, want: "__Host-mine"},
 		{args: []string{"--base-url", "http://localhost:8080", "--cookie-name", "__Host-mine"}, wantErr: "--cookie-name"},
 		{args: []string{"--base-url", "http://localhost:8080", "--cookie-name", "__Secure-mine"}, wantErr: "--cookie-name"},
+		// A cookie shared with sibling hosts has a Domain, which __Host- forbids.
+		{args: []string{"--base-url", "https://auth.example.com", "--cookie-domain", "example.com"}, want: "gatehouse_session"},
+		{args: []string{"--base-url", "https://auth.example.com", "--cookie-domain", "example.com", "--cookie-name", "__Host-mine"}, wantErr: "--cookie-name"},
 	}
 	for _, tc := range cases {
 		c, err := parseServe(append(append([]string{}, up...), tc.args...), envOf(tc.env), &bytes.Buffer{})
