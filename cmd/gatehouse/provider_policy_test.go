@@ -1,0 +1,408 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+)
+
+// providerRig is the real binary wiring (flags → newServer) in front of a
+// recording upstream, with all three provider kinds enabled against fakes
+// over real HTTP: GitHub and Google from authflows/oauthtest, a generic
+// OpenID Provider from mockoidc. The access rules under test are the extra
+// flags.
+type providerRig struct {
+	t      *testing.T
+	g      *gatehouse
+	github *oauthtest.GitHub
+	google *oauthtest.Google
+	idp    *mockoidc.MockOIDC
+	hits   *int64
+}
+
+func newProviderRig(t *testing.T, db string, rules ...string) *providerRig {
+	t.Helper()
+	up, hits := echoUpstream(t)
+	ln := listenLoopback(t)
+	base := "http://" + ln.Addr().String()
+	gh := oauthtest.NewGitHub(oauthtest.Client{ID: "gh-id", Secret: "gh-secret", RedirectURL: base + "/auth/callback/github"}, nil)
+	t.Cleanup(gh.Close)
+	goog := oauthtest.NewGoogle(oauthtest.Client{ID: "goog-id", Secret: "goog-secret", RedirectURL: base + "/auth/callback/google"}, nil)
+	t.Cleanup(goog.Close)
+	goog.SetIssuer("https://accounts.google.com")
+	idp, err := mockoidc.NewServer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idp.Start(idpLn, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = idp.Shutdown() })
+	if db == "" {
+		db = filepath.Join(t.TempDir(), "g.db")
+	}
+	args := append([]string{"--upstream", up.URL,
+		"--github-client-id", "gh-id", "--github-client-secret", "gh-secret",
+		"--github-auth-url", gh.AuthURL(), "--github-token-url", gh.TokenURL(), "--github-api-url", gh.APIURL(),
+		"--google-client-id", "goog-id", "--google-client-secret", "goog-secret",
+		"--google-auth-url", goog.AuthURL(), "--google-token-url", goog.TokenURL(),
+		"--google-userinfo-url", goog.UserinfoURL(), "--google-jwks-url", goog.JWKSURL(),
+		"--oidc-issuer-url", idp.Issuer(), "--oidc-client-id", idp.ClientID, "--oidc-client-secret", idp.ClientSecret,
+		"--oidc-scopes", "openid email profile groups",
+	}, rules...)
+	g := startGatehouseOn(t, ln, db, nil, args...)
+	return &providerRig{t: t, g: g, github: gh, google: goog, idp: idp, hits: hits}
+}
+
+// signIn runs /auth/login/{provider}?rd=/app through the provider and back
+// with c; it returns the callback's status and, on success, where it sends
+// the browser, otherwise the problem code.
+func (r *providerRig) signIn(c *http.Client, provider string) (int, string) {
+	r.t.Helper()
+	return r.flow(c, r.g.URL+"/auth/login/"+provider+"?rd=/app")
+}
+
+func (r *providerRig) flow(c *http.Client, next string) (int, string) {
+	r.t.Helper()
+	for range 4 {
+		resp, err := c.Get(next)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode/100 != 3 {
+			var p struct {
+				Code string `json:"code"`
+			}
+			_ = json.Unmarshal(body, &p)
+			return resp.StatusCode, p.Code
+		}
+		if strings.HasPrefix(loc, "/") {
+			return resp.StatusCode, loc
+		}
+		next = loc
+	}
+	r.t.Fatalf("%s: too many redirects", next)
+	return 0, ""
+}
+
+// upstream requests /app with forged copies of X-Forwarded-Groups (in both
+// spellings) and returns the status and, when it reached the upstream, the
+// X-Forwarded-Groups values the upstream received.
+func (r *providerRig) upstream(c *http.Client) (int, []string) {
+	r.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, r.g.URL+"/app", nil)
+	req.Header.Set("X-Forwarded-Groups", "oidc:forged,github:acme")
+	req.Header["X_Forwarded_Groups"] = []string{"google:corp.com"}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, nil
+	}
+	var echo struct {
+		Header http.Header `json:"header"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&echo); err != nil {
+		r.t.Fatal(err)
+	}
+	var groups []string
+	for name, v := range echo.Header {
+		if headerEqual(name, "x-forwarded-groups") {
+			groups = append(groups, v...)
+		}
+	}
+	return resp.StatusCode, groups
+}
+
+// users lists the emails of the accounts in the store.
+func (r *providerRig) users() []string {
+	r.t.Helper()
+	list, err := r.g.srv.store.ListUsers(r.t.Context())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var out []string
+	for _, u := range list {
+		out = append(out, u.Email)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// headerEqual compares header names ignoring case and reading "_" as "-".
+func headerEqual(a, b string) bool {
+	return strings.EqualFold(strings.ReplaceAll(a, "_", "-"), strings.ReplaceAll(b, "_", "-"))
+}
+
+// claimsUser is an IdP account whose ID token carries exactly these claims
+// beyond iss, sub, aud, exp and nonce.
+type claimsUser struct {
+	sub    string
+	claims map[string]any
+}
+
+func (u claimsUser) ID() string { return u.sub }
+func (u claimsUser) Userinfo([]string) ([]byte, error) {
+	return json.Marshal(map[string]any{"sub": u.sub})
+}
+func (u claimsUser) Claims(_ []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
+	b, err := json.Marshal(base)
+	if err != nil {
+		return nil, err
+	}
+	m := jwt.MapClaims{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range u.claims {
+		m[k] = v
+	}
+	return m, nil
+}
+
+// account is one provider account of a table: which provider, what it
+// says, and what Gatehouse must make of it.
+type account struct {
+	name     string
+	provider string
+	github   oauthtest.Account // github and google
+	oidc     mockoidc.User     // oidc
+	status   int               // of the callback
+	code     string            // problem code when refused
+	groups   string            // X-Forwarded-Groups at the upstream ("" : absent)
+}
+
+func (r *providerRig) next(a account) {
+	switch a.provider {
+	case "github":
+		r.github.SetNext(a.github)
+	case "google":
+		r.google.SetNext(a.github)
+	case "oidc":
+		r.idp.QueueUser(a.oidc)
+	}
+}
+
+// check signs the account in with a fresh browser and checks the answer,
+// the upstream's view and that a refused account was not created.
+func (r *providerRig) check(a account) {
+	r.t.Helper()
+	before := r.users()
+	r.next(a)
+	c := newClient()
+	status, got := r.signIn(c, a.provider)
+	if a.status == http.StatusSeeOther {
+		if status != http.StatusSeeOther || got != "/app" {
+			r.t.Errorf("%s: sign-in %d %q, want 303 to /app", a.name, status, got)
+			return
+		}
+		hits := *r.hits
+		code, groups := r.upstream(c)
+		switch {
+		case code != http.StatusOK || *r.hits != hits+1:
+			r.t.Errorf("%s: /app %d, want 200 from the upstream", a.name, code)
+		case a.groups == "" && len(groups) != 0:
+			r.t.Errorf("%s: upstream got X-Forwarded-Groups %q, want none", a.name, groups)
+		case a.groups != "" && !slices.Equal(groups, []string{a.groups}):
+			r.t.Errorf("%s: upstream got X-Forwarded-Groups %q, want exactly %q", a.name, groups, a.groups)
+		}
+		return
+	}
+	if status != a.status || got != a.code {
+		r.t.Errorf("%s: sign-in %d %q, want %d %s", a.name, status, got, a.status, a.code)
+	}
+	if after := r.users(); !slices.Equal(before, after) {
+		r.t.Errorf("%s: refused, yet the accounts went from %q to %q", a.name, before, after)
+	}
+	if code, _ := r.upstream(c); code == http.StatusOK {
+		r.t.Errorf("%s: refused, yet /app reached the upstream", a.name)
+	}
+}
+
+func ghAccount(id, email string, orgs, teams []string) oauthtest.Account {
+	return oauthtest.Account{Subject: id, Email: email, EmailVerified: true, Orgs: orgs, Teams: teams}
+}
+
+// five orgs before the one that matters: three pages of two on the fake.
+var fillerOrgs = []string{"a1", "a2", "a3", "a4", "a5"}
+
+func githubAccounts() []account {
+	return []account{
+		{name: "org member on page 3", provider: "github",
+			github: ghAccount("101", "m1@elsewhere.io", append(slices.Clone(fillerOrgs), "ACME"), nil),
+			status: http.StatusSeeOther, groups: "github:acme"},
+		{name: "team member on page 3", provider: "github",
+			github: ghAccount("102", "m2@elsewhere.io", nil, []string{"x/a", "y/b", "z/c", "w/d", "Acme/Core"}),
+			status: http.StatusSeeOther, groups: "github:acme/core"},
+		{name: "org and team member, other memberships not forwarded", provider: "github",
+			github: ghAccount("103", "m3@elsewhere.io", []string{"acme", "other"}, []string{"acme/core", "acme/ops"}),
+			status: http.StatusSeeOther, groups: "github:acme,github:acme/core"},
+		{name: "look-alike orgs and another team of the org", provider: "github",
+			github: ghAccount("104", "m4@elsewhere.io", []string{"acme-corp", "evilacme", "acm", "acme2"}, []string{"acme/core-x", "acme/ops", "other/core"}),
+			status: http.StatusForbidden, code: "access_denied"},
+	}
+}
+
+func googleAccounts() []account {
+	return []account{
+		{name: "hd corp.com in the ID token", provider: "google",
+			github: oauthtest.Account{Subject: "g1", Email: "ann@corp.com", EmailVerified: true, HostedDomain: "corp.com"},
+			status: http.StatusSeeOther, groups: "google:corp.com"},
+		{name: "hd in another case", provider: "google",
+			github: oauthtest.Account{Subject: "g2", Email: "bea@corp.com", EmailVerified: true, HostedDomain: "CORP.com"},
+			status: http.StatusSeeOther, groups: "google:corp.com"},
+		{name: "consumer account with a corp.com address, no hd", provider: "google",
+			github: oauthtest.Account{Subject: "g3", Email: "cid@corp.com", EmailVerified: true},
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "hd of a look-alike domain", provider: "google",
+			github: oauthtest.Account{Subject: "g4", Email: "dan@evilcorp.com", EmailVerified: true, HostedDomain: "evilcorp.com"},
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "hd of a subdomain", provider: "google",
+			github: oauthtest.Account{Subject: "g5", Email: "eve@eu.corp.com", EmailVerified: true, HostedDomain: "eu.corp.com"},
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "hd claimed by userinfo only", provider: "google",
+			github: oauthtest.Account{Subject: "g6", Email: "fay@corp.com", EmailVerified: true, UserinfoHostedDomain: "corp.com"},
+			status: http.StatusForbidden, code: "access_denied"},
+	}
+}
+
+func oidcAccounts() []account {
+	return []account{
+		{name: "in an allowed group", provider: "oidc",
+			oidc:   &mockoidc.MockUser{Subject: "o1", Email: "kim@idp.example", EmailVerified: true, Groups: []string{"eng", "admins", "Ops Team"}},
+			status: http.StatusSeeOther, groups: "oidc:Ops Team,oidc:admins,oidc:eng"},
+		{name: "allowed group in another case", provider: "oidc",
+			oidc:   &mockoidc.MockUser{Subject: "o2", Email: "lee@idp.example", EmailVerified: true, Groups: []string{"Admins"}},
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "no group", provider: "oidc",
+			oidc:   &mockoidc.MockUser{Subject: "o3", Email: "max@idp.example", EmailVerified: true},
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "group name smuggling the allowed one after a comma", provider: "oidc",
+			oidc:   claimsUser{"o4", map[string]any{"email": "ned@idp.example", "email_verified": true, "groups": []string{"eng,admins", "x,oidc:admins"}}},
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "group name with a control byte or spaces", provider: "oidc",
+			oidc:   claimsUser{"o5", map[string]any{"email": "ola@idp.example", "email_verified": true, "groups": []string{"admins\n", "admins\x00", " admins", "admins\r\nX-Evil: 1"}}},
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "groups claim as one string", provider: "oidc",
+			oidc:   claimsUser{"o6", map[string]any{"email": "pia@idp.example", "email_verified": true, "groups": "admins"}},
+			status: http.StatusSeeOther, groups: "oidc:admins"},
+	}
+}
+
+// Each provider rule alone, end to end through the flags: GitHub org and
+// team membership read across pages of /user/orgs and /user/teams, the
+// Google hd claim from the verified ID token only, OIDC groups with
+// --allow-group. A matching account gets in with exactly the groups of
+// the contract at the upstream (and never the client's copy); a
+// non-matching one is refused with 403 access_denied and no account.
+func TestProviderRulesAloneEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		rules    []string
+		accounts []account
+	}{
+		{"github", []string{"--github-org", "acme", "--github-team", "ACME/core"}, githubAccounts()},
+		{"google", []string{"--google-hosted-domain", "corp.com"}, googleAccounts()},
+		{"oidc", []string{"--allow-group", "admins", "--allow-group", "Ops Team"}, oidcAccounts()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newProviderRig(t, "", tc.rules...)
+			for _, a := range tc.accounts {
+				r.check(a)
+			}
+		})
+	}
+}
+
+// All rules together, with an email domain: each provider's matching
+// account still gets in with its own groups only; a domain match lets a
+// provider account without groups in, with no X-Forwarded-Groups; the
+// non-matching ones stay out.
+func TestProviderRulesTogetherEndToEnd(t *testing.T) {
+	r := newProviderRig(t, "", "--github-org", "acme", "--github-team", "acme/core",
+		"--google-hosted-domain", "corp.com", "--allow-group", "admins", "--allow-group", "Ops Team",
+		"--allow-email-domain", "partner.example")
+	var all []account
+	for _, list := range [][]account{githubAccounts(), googleAccounts(), oidcAccounts()} {
+		all = append(all, list...)
+	}
+	all = append(all,
+		account{name: "github: no org, partner address", provider: "github",
+			github: ghAccount("201", "gus@partner.example", []string{"other"}, nil), status: http.StatusSeeOther},
+		account{name: "google: no hd, partner address", provider: "google",
+			github: oauthtest.Account{Subject: "g20", Email: "hal@partner.example", EmailVerified: true}, status: http.StatusSeeOther},
+		account{name: "oidc: groups not allowed but forwarded, partner address", provider: "oidc",
+			oidc:   &mockoidc.MockUser{Subject: "o20", Email: "ivy@partner.example", EmailVerified: true, Groups: []string{"eng"}},
+			status: http.StatusSeeOther, groups: "oidc:eng"},
+		account{name: "oidc: partner address not verified", provider: "oidc",
+			oidc:   &mockoidc.MockUser{Subject: "o21", Email: "jon@partner.example", EmailVerified: false},
+			status: http.StatusForbidden, code: "access_denied"},
+		account{name: "github: partner address not verified", provider: "github",
+			github: oauthtest.Account{Subject: "202", Email: "joe@partner.example"}, status: http.StatusForbidden, code: "access_denied"},
+	)
+	for _, a := range all {
+		r.check(a)
+	}
+}
+
+// With --github-org set, a token granted without read:org is refused at
+// sign-in (403 insufficient_scope): memberships are never guessed, and no
+// account is created, even for an org member.
+func TestGitHubWithoutReadOrgEndToEnd(t *testing.T) {
+	r := newProviderRig(t, "", "--github-org", "acme")
+	r.github.GrantNextWithout("read:org")
+	r.check(account{name: "org member, read:org withheld", provider: "github",
+		github: ghAccount("301", "m@elsewhere.io", []string{"acme"}, nil),
+		status: http.StatusForbidden, code: "insufficient_scope"})
+	if scope := r.github.AuthorizeRequests()[0].Get("scope"); !strings.Contains(scope, "read:org") {
+		t.Errorf("authorization scope %q lacks read:org", scope)
+	}
+	// The same account with the scope granted gets in.
+	r.check(account{name: "org member, read:org granted", provider: "github",
+		github: ghAccount("301", "m@elsewhere.io", []string{"acme"}, nil),
+		status: http.StatusSeeOther, groups: "github:acme"})
+}
+
+// Without a policy the groups still reach the upstream as the contract
+// says (oidc groups always; github and google ones only for configured
+// orgs, teams and domains, so none here), and absent when there are none.
+func TestGroupsWithoutPolicyEndToEnd(t *testing.T) {
+	r := newProviderRig(t, "", "--open-signup")
+	for _, a := range []account{
+		{name: "oidc groups", provider: "oidc",
+			oidc:   &mockoidc.MockUser{Subject: "o1", Email: "kim@idp.example", EmailVerified: true, Groups: []string{"b", "a", "a"}},
+			status: http.StatusSeeOther, groups: "oidc:a,oidc:b"},
+		{name: "oidc without groups", provider: "oidc",
+			oidc:   &mockoidc.MockUser{Subject: "o2", Email: "lee@idp.example", EmailVerified: true},
+			status: http.StatusSeeOther},
+		{name: "github orgs not configured", provider: "github",
+			github: ghAccount("1", "gh@idp.example", []string{"acme"}, []string{"acme/core"}), status: http.StatusSeeOther},
+		{name: "google hd not configured", provider: "google",
+			github: oauthtest.Account{Subject: "g1", Email: "ann@corp.com", EmailVerified: true, HostedDomain: "corp.com"}, status: http.StatusSeeOther},
+	} {
+		r.check(a)
+	}
+	if scope := r.github.AuthorizeRequests()[0].Get("scope"); strings.Contains(scope, "read:org") {
+		t.Errorf("read:org asked for without --github-org or --github-team: %q", scope)
+	}
+}
