@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -404,5 +405,104 @@ func TestGroupsWithoutPolicyEndToEnd(t *testing.T) {
 	}
 	if scope := r.github.AuthorizeRequests()[0].Get("scope"); strings.Contains(scope, "read:org") {
 		t.Errorf("read:org asked for without --github-org or --github-team: %q", scope)
+	}
+}
+
+// hasSession reports whether c holds a session cookie for the rig.
+func (r *providerRig) hasSession(c *http.Client) bool {
+	u, _ := url.Parse(r.g.URL)
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == "gatehouse_session" && ck.Value != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Sign-up through the real wiring. With no policy and no --open-signup an
+// unknown identity of any provider gets 403 signup_closed and nothing is
+// written (no user, no identity, no session), while an existing user who
+// linked an identity still signs in with it. With the policy on, an
+// unknown identity becomes an account only when it passes; the linked
+// identity of an existing user whose address the policy does not match
+// signs in when the sign-in earns an allowed group, and is refused when
+// it does not.
+func TestSignupEndToEnd(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	addUser(t, db, "alice@example.com", testPassword)
+	r := newProviderRig(t, db)
+	for _, a := range []account{
+		{name: "unknown github identity", provider: "github", github: ghAccount("500", "new@example.com", nil, nil),
+			status: http.StatusForbidden, code: "signup_closed"},
+		{name: "unknown google identity", provider: "google", github: oauthtest.Account{Subject: "g500", Email: "new2@example.com", EmailVerified: true},
+			status: http.StatusForbidden, code: "signup_closed"},
+		{name: "unknown oidc identity", provider: "oidc", oidc: &mockoidc.MockUser{Subject: "o500", Email: "new3@example.com", EmailVerified: true},
+			status: http.StatusForbidden, code: "signup_closed"},
+	} {
+		r.next(a)
+		c := newClient()
+		if status, code := r.signIn(c, a.provider); status != a.status || code != a.code {
+			t.Errorf("%s: %d %q, want %d %s", a.name, status, code, a.status, a.code)
+		}
+		if r.hasSession(c) {
+			t.Errorf("%s: a session cookie was set", a.name)
+		}
+	}
+	if got := r.users(); !slices.Equal(got, []string{"alice@example.com"}) {
+		t.Errorf("accounts after refused sign-ups: %q", got)
+	}
+	for _, id := range [][2]string{{"github", "500"}, {"google", "g500"}} {
+		if _, err := r.g.srv.store.UserByIdentity(t.Context(), id[0], id[1]); err == nil {
+			t.Errorf("identity %s %s was written", id[0], id[1])
+		}
+	}
+
+	// Alice links GitHub and OIDC accounts, then signs in with each.
+	alice := newClient()
+	login(t, alice, r.g.URL, "alice@example.com", testPassword)
+	r.github.SetNext(ghAccount("600", "alice.gh@example.com", []string{"acme"}, nil))
+	if status, loc := r.flow(alice, r.g.URL+"/auth/link/github?rd=/auth/account"); status != http.StatusSeeOther || loc != "/auth/account" {
+		t.Fatalf("link github: %d %q", status, loc)
+	}
+	r.idp.QueueUser(&mockoidc.MockUser{Subject: "o600", Email: "alice.sso@example.com", EmailVerified: true})
+	if status, loc := r.flow(alice, r.g.URL+"/auth/link/oidc?rd=/auth/account"); status != http.StatusSeeOther || loc != "/auth/account" {
+		t.Fatalf("link oidc: %d %q", status, loc)
+	}
+	for _, provider := range []string{"github", "oidc"} {
+		if provider == "github" {
+			r.github.SetNext(ghAccount("600", "alice.gh@example.com", []string{"acme"}, nil))
+		} else {
+			r.idp.QueueUser(&mockoidc.MockUser{Subject: "o600", Email: "alice.sso@example.com", EmailVerified: true})
+		}
+		c := newClient()
+		if status, loc := r.signIn(c, provider); status != http.StatusSeeOther || loc != "/app" {
+			t.Fatalf("alice signs in with linked %s, sign-up closed: %d %q", provider, status, loc)
+		}
+		if status, body := get(t, c, r.g.URL+"/app"); status != http.StatusOK || !strings.Contains(body, `"X-Forwarded-Email":["alice@example.com"]`) {
+			t.Errorf("alice through %s: %d %s", provider, status, body)
+		}
+	}
+	r.g.Stop()
+
+	// The same database with the policy on.
+	r = newProviderRig(t, db, "--github-org", "acme", "--allow-email-domain", "corp.com")
+	for _, a := range []account{
+		{name: "unknown identity, address in the domain", provider: "github", github: ghAccount("700", "bob@corp.com", nil, nil),
+			status: http.StatusSeeOther},
+		{name: "unknown identity, address at a look-alike domain", provider: "github", github: ghAccount("701", "eve@evilcorp.com", nil, nil),
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "unknown identity, unverified address in the domain", provider: "github", github: oauthtest.Account{Subject: "702", Email: "mallory@corp.com"},
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "unknown identity, org member", provider: "github", github: ghAccount("703", "org@elsewhere.io", []string{"acme"}, nil),
+			status: http.StatusSeeOther, groups: "github:acme"},
+		{name: "alice's linked identity, out of the org", provider: "github", github: ghAccount("600", "alice.gh@example.com", []string{"other"}, nil),
+			status: http.StatusForbidden, code: "access_denied"},
+		{name: "alice's linked identity, org member", provider: "github", github: ghAccount("600", "alice.gh@example.com", []string{"acme"}, nil),
+			status: http.StatusSeeOther, groups: "github:acme"},
+	} {
+		r.check(a)
+	}
+	if got, want := r.users(), []string{"alice@example.com", "bob@corp.com", "org@elsewhere.io"}; !slices.Equal(got, want) {
+		t.Errorf("accounts: %q, want %q", got, want)
 	}
 }
