@@ -35,6 +35,10 @@ var (
 	ErrLastLoginMethod = errors.New("storage: last login method")
 	// ErrLocked: the database file is held by another process.
 	ErrLocked = errors.New("storage: database is locked by another process")
+	// ErrSessionRefused: the session's user is disabled, or its credential
+	// epoch moved past the session's since the sign-in began (a disable or
+	// revocation that raced the sign-in wins).
+	ErrSessionRefused = errors.New("storage: user disabled or credentials changed")
 )
 
 // HashSize is the length of a SHA-256 digest.
