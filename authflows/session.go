@@ -34,6 +34,7 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage
 		CreatedAt: now,
 		ExpiresAt: now.Add(h.cfg.SessionTTL),
 		LastSeen:  now,
+		Epoch:     u.Epoch,
 		Method:    method,
 		Groups:    groups,
 	}

@@ -203,6 +203,9 @@ type Store interface {
 	UnlinkIdentity(ctx context.Context, userID, provider string) error
 
 	// Sessions.
+	// CreateSession stores s. When s's user exists and is disabled, or its
+	// Epoch is past s.Epoch (a disable or revocation committed after the
+	// sign-in read the user), nothing is written: ErrSessionRefused.
 	CreateSession(ctx context.Context, s Session) error
 	// Session returns the record for idHash, ErrNotFound if there is none.
 	// Expiry is the caller's decision; the lookup writes nothing.
