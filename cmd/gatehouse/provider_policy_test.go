@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -504,5 +506,59 @@ func TestSignupEndToEnd(t *testing.T) {
 	}
 	if got, want := r.users(), []string{"alice@example.com", "bob@corp.com", "org@elsewhere.io"}; !slices.Equal(got, want) {
 		t.Errorf("accounts: %q, want %q", got, want)
+	}
+}
+
+// A provider-verified address is used for the policy and the account only
+// when it is a plain address that lower-cases to itself in ASCII terms:
+// a Unicode letter that lower-cases into ASCII (KELVIN SIGN → k, CAPITAL
+// I WITH DOT → i) would let the owner of another mailbox match an allowed
+// address or domain and reach the upstream as that address; spaces,
+// control bytes, commas, quotes and a second @ would let an address slip
+// past the domain rule or be read otherwise by the upstream. Such an
+// address counts as not verified: refused, nothing created. Plain ASCII
+// in any case still matches.
+func TestProviderEmailTricksEndToEnd(t *testing.T) {
+	emails := filepath.Join(t.TempDir(), "emails.txt")
+	if err := os.WriteFile(emails, []byte("kim@corp.com\ninfo@corp.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := newProviderRig(t, "", "--allow-emails-file", emails, "--allow-email-domain", "kcorp.com", "--allow-email-domain", ".corp.com")
+	refused := func(n int, email string) account {
+		return account{name: fmt.Sprintf("%q", email), provider: "oidc",
+			oidc:   claimsUser{fmt.Sprintf("t%d", n), map[string]any{"email": email, "email_verified": true}},
+			status: http.StatusForbidden, code: "access_denied"}
+	}
+	var cases []account
+	for i, email := range []string{
+		"\u212Aim@corp.com",         // KELVIN SIGN
+		"\u0130nfo@corp.com",        // LATIN CAPITAL LETTER I WITH DOT ABOVE
+		"ann@\u212Acorp.com",        // KELVIN SIGN in the domain
+		"kim@corp.com\n",            // trailing control byte
+		" kim@corp.com",             // leading space
+		"kim@corp.com\x00",          // NUL
+		"x@evil.com,y@kcorp.com",    // a list, the last domain allowed
+		"x@evil.com@kcorp.com",      // two @
+		`"x@evil.com"@kcorp.com`,    // quoted local part
+		"x@evil.com\r\n@kcorp.com",  // header splitting
+		"kim@corp.com.",             // trailing dot
+		"eve@evilcorp.com",          // look-alike of .corp.com
+		"eve@corp.com.evil.example", // corp.com inside another domain
+	} {
+		cases = append(cases, refused(i, email))
+	}
+	cases = append(cases,
+		account{name: "ASCII upper case", provider: "oidc",
+			oidc:   claimsUser{"ok1", map[string]any{"email": "KIM@Corp.COM", "email_verified": true}},
+			status: http.StatusSeeOther},
+		account{name: "subdomain of .corp.com", provider: "oidc",
+			oidc:   claimsUser{"ok2", map[string]any{"email": "lou@EU.corp.com", "email_verified": true}},
+			status: http.StatusSeeOther},
+	)
+	for _, a := range cases {
+		r.check(a)
+	}
+	if got, want := r.users(), []string{"kim@corp.com", "lou@eu.corp.com"}; !slices.Equal(got, want) {
+		t.Errorf("accounts %q, want %q", got, want)
 	}
 }
