@@ -114,7 +114,17 @@ func (a apiCall) getJSON(ctx context.Context, step, target string, v any) (http.
 	for k, v := range a.header {
 		req.Header.Set(k, v)
 	}
-	resp, err := a.client.Do(req)
+	// A redirect is followed only on the endpoint's own origin: Go's client
+	// would keep the Authorization header for another port of the same
+	// host, and the token is never sent anywhere else.
+	client := *a.client
+	client.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+		if len(via) >= 10 || !sameOrigin(next.URL.String(), target) {
+			return errors.New("redirect to another origin")
+		}
+		return nil
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
