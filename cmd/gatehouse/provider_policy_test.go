@@ -562,3 +562,66 @@ func TestProviderEmailTricksEndToEnd(t *testing.T) {
 		t.Errorf("accounts %q, want %q", got, want)
 	}
 }
+
+// A session whose user the policy now refuses (the address left the
+// emails file): protected paths answer 403 access_denied and forward
+// nothing; a public path is served as to nobody (no identity, no groups,
+// and the forged copies still stripped); /auth/me and /auth/account still
+// show the user their own account, and sign-out works, so that they can
+// sign in as someone else.
+func TestRefusedSessionEndToEnd(t *testing.T) {
+	emails := filepath.Join(t.TempDir(), "emails.txt")
+	if err := os.WriteFile(emails, []byte("ivy@partner.example\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := newProviderRig(t, "", "--allow-emails-file", emails, "--public-path", "/pub")
+	r.idp.QueueUser(&mockoidc.MockUser{Subject: "o1", Email: "ivy@partner.example", EmailVerified: true, Groups: []string{"eng"}})
+	c := newClient()
+	if status, loc := r.signIn(c, "oidc"); status != http.StatusSeeOther || loc != "/app" {
+		t.Fatalf("sign-in: %d %q", status, loc)
+	}
+	if code, groups := r.upstream(c); code != http.StatusOK || !slices.Equal(groups, []string{"oidc:eng"}) {
+		t.Fatalf("before: %d %q", code, groups)
+	}
+
+	if err := os.WriteFile(emails, []byte("# nobody\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.g.srv.policy.Refresh()
+
+	hits := *r.hits
+	if code, _ := r.upstream(c); code != http.StatusForbidden || *r.hits != hits {
+		t.Errorf("protected path: %d (upstream hits %d → %d), want 403 and nothing forwarded", code, hits, *r.hits)
+	}
+	status, h, body := do(t, c, "GET", r.g.URL+"/app", "", "", "Accept", "text/html")
+	if status != http.StatusForbidden || !strings.Contains(body, `action="/auth/logout"`) || h.Get("Cache-Control") == "" {
+		t.Errorf("browser on a protected path: %d %q %s", status, h.Get("Cache-Control"), body)
+	}
+	status, _, body = do(t, c, "GET", r.g.URL+"/pub/x", "", "", "X-Forwarded-Groups", "oidc:admins", "X-Forwarded-Email", "boss@corp.com")
+	if status != http.StatusOK {
+		t.Fatalf("public path: %d", status)
+	}
+	var echo struct {
+		Header http.Header `json:"header"`
+	}
+	if err := json.Unmarshal([]byte(body), &echo); err != nil {
+		t.Fatal(err)
+	}
+	for name := range echo.Header {
+		if headerEqual(name, "x-forwarded-groups") || headerEqual(name, "x-forwarded-email") || headerEqual(name, "x-forwarded-user") {
+			t.Errorf("public path for a refused user carried %s: %q", name, echo.Header[name])
+		}
+	}
+	if status, body := get(t, c, r.g.URL+"/auth/me"); status != http.StatusOK || !strings.Contains(body, `"email":"ivy@partner.example"`) {
+		t.Errorf("/auth/me: %d %s", status, body)
+	}
+	if status, _ := get(t, c, r.g.URL+"/auth/account"); status != http.StatusOK {
+		t.Errorf("/auth/account: %d", status)
+	}
+	if status, _, _ := do(t, c, "POST", r.g.URL+"/auth/logout", "application/x-www-form-urlencoded", "", "Origin", r.g.URL); status/100 != 2 && status/100 != 3 {
+		t.Errorf("sign-out: %d", status)
+	}
+	if status, _ := get(t, c, r.g.URL+"/auth/me"); status != http.StatusUnauthorized {
+		t.Errorf("/auth/me after sign-out: %d", status)
+	}
+}
