@@ -132,7 +132,7 @@ func (p *Policy) Refresh() {
 	if p.seen.same(fi) && !p.failing && time.Since(fi.ModTime()) > recentlyModified {
 		return
 	}
-	data, err := readCapped(p.emailsFile)
+	data, err := p.read(p.emailsFile)
 	if err != nil {
 		p.readFailed(err)
 		return

@@ -37,7 +37,10 @@ type Policy struct {
 	allowed map[string]struct{}
 
 	emailsFile string
-	emails     atomic.Pointer[emailSet]
+	// read reads the emails file (readCapped; a test seam to write the file
+	// while it is being read).
+	read   func(path string) ([]byte, error)
+	emails atomic.Pointer[emailSet]
 	log        *slog.Logger
 
 	mu      sync.Mutex // serializes Refresh; guards the fields below
@@ -58,6 +61,7 @@ func New(rules Rules, logger *slog.Logger) (*Policy, error) {
 		exactDomains: map[string]struct{}{},
 		allowed:      map[string]struct{}{},
 		emailsFile:   rules.EmailsFile,
+		read:         readCapped,
 		log:          logger,
 	}
 	for _, d := range rules.EmailDomains {
