@@ -117,7 +117,8 @@ const recentlyModified = 3 * time.Second
 // (another file at the path, another modification time or size, or other
 // contents while it was modified moments ago). A file that cannot be read
 // or has a bad line leaves the last good list in force and logs one error
-// per change, not one per look (AP1).
+// per change, not one per look (AP1). A file that changed while it was
+// read is left for the next look, so a torn list is never in force.
 func (p *Policy) Refresh() {
 	if p == nil || p.emailsFile == "" {
 		return
@@ -135,6 +136,11 @@ func (p *Policy) Refresh() {
 	data, err := p.read(p.emailsFile)
 	if err != nil {
 		p.readFailed(err)
+		return
+	}
+	if after, err := os.Stat(p.emailsFile); err != nil || !(fileState{info: fi}).same(after) || after.Size() != int64(len(data)) {
+		// Written or swapped while being read: a torn list is never put
+		// in force; the next look reads it again.
 		return
 	}
 	p.failing = false
