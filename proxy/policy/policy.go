@@ -41,7 +41,7 @@ type Policy struct {
 	// while it is being read).
 	read   func(path string) ([]byte, error)
 	emails atomic.Pointer[emailSet]
-	log        *slog.Logger
+	log    *slog.Logger
 
 	mu      sync.Mutex // serializes Refresh; guards the fields below
 	seen    fileState  // the file as last read
