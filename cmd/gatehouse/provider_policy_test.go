@@ -360,6 +360,8 @@ func TestProviderRulesTogetherEndToEnd(t *testing.T) {
 		account{name: "oidc: partner address not verified", provider: "oidc",
 			oidc:   &mockoidc.MockUser{Subject: "o21", Email: "jon@partner.example", EmailVerified: false},
 			status: http.StatusForbidden, code: "access_denied"},
+		account{name: "google: partner address not verified", provider: "google",
+			github: oauthtest.Account{Subject: "g21", Email: "kay@partner.example"}, status: http.StatusForbidden, code: "access_denied"},
 		account{name: "github: partner address not verified", provider: "github",
 			github: oauthtest.Account{Subject: "202", Email: "joe@partner.example"}, status: http.StatusForbidden, code: "access_denied"},
 	)
