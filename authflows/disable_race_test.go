@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -45,5 +46,25 @@ func TestDisableRacingSignIn(t *testing.T) {
 	got, err := inner.UserByID(t.Context(), u.ID)
 	if err != nil || !got.Disabled {
 		t.Fatalf("the test's disable did not happen: %+v %v", got, err)
+	}
+}
+
+// The same race on an OAuth sign-in: the linked user is disabled after the
+// callback read them as enabled and before the session is written.
+func TestDisableRacingOAuthSignIn(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{"github"}, wrapStore: func(s storage.Store) storage.Store {
+		return disablingStore{s}
+	}})
+	u := e.newUser("linked@example.com", false)
+	if err := e.Store.LinkIdentity(t.Context(), storage.Identity{Provider: "github", Subject: "77", UserID: u.ID, CreatedAt: e.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.github.SetNext(oauthtest.Account{Subject: "77", Email: "linked@example.com", EmailVerified: true})
+	b := e.newBrowser()
+	if a := b.flow("/auth/login/github"); a.status != http.StatusForbidden || a.problemCode() != "account_disabled" {
+		t.Errorf("OAuth sign-in raced by a disable: %d %s, want 403 account_disabled", a.status, a.body)
+	}
+	if _, ok := b.me(); ok {
+		t.Error("the disabled user is signed in")
 	}
 }
