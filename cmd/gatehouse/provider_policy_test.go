@@ -627,3 +627,20 @@ func TestRefusedSessionEndToEnd(t *testing.T) {
 		t.Errorf("/auth/me after sign-out: %d", status)
 	}
 }
+
+// With an ID token that carries no email, Gatehouse reads the address from
+// Google's userinfo; an hd there still never counts: only the verified ID
+// token's hd earns google:HD.
+func TestGoogleUserinfoHostedDomainNeverCounts(t *testing.T) {
+	r := newProviderRig(t, "", "--google-hosted-domain", "corp.com")
+	r.google.OmitEmailClaims(true)
+	r.check(account{name: "hd in userinfo only", provider: "google",
+		github: oauthtest.Account{Subject: "g1", Email: "fay@corp.com", EmailVerified: true, UserinfoHostedDomain: "corp.com"},
+		status: http.StatusForbidden, code: "access_denied"})
+	r.check(account{name: "hd in the ID token, email from userinfo", provider: "google",
+		github: oauthtest.Account{Subject: "g2", Email: "gil@corp.com", EmailVerified: true, HostedDomain: "corp.com"},
+		status: http.StatusSeeOther, groups: "google:corp.com"})
+	if got := r.users(); !slices.Equal(got, []string{"gil@corp.com"}) {
+		t.Errorf("accounts %q, want only gil's (the address read from userinfo)", got)
+	}
+}
