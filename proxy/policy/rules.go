@@ -142,9 +142,3 @@ func validSlug(s string) bool {
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
-
-// IsDomainName reports whether s is a DNS name as the email rules compare
-// them: dot-separated labels of ASCII letters, digits and inner hyphens (an
-// internationalized name in its xn-- form), no empty label, so no trailing
-// dot.
-func IsDomainName(s string) bool { return checkDomain(s) == nil }

@@ -1,4 +1,4 @@
-package authflows
+package policy
 
 import "testing"
 
@@ -41,8 +41,8 @@ func TestPlainAddress(t *testing.T) {
 		{"", false},
 		{"k\xffim@corp.com", false},
 	} {
-		if got := plainAddress(tc.email); got != tc.ok {
-			t.Errorf("plainAddress(%q) = %t, want %t", tc.email, got, tc.ok)
+		if got := PlainAddress(tc.email); got != tc.ok {
+			t.Errorf("PlainAddress(%q) = %t, want %t", tc.email, got, tc.ok)
 		}
 	}
 }

@@ -1,19 +1,17 @@
-package authflows
+package policy
 
 import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 )
 
 // maxAddress is the longest usable address (RFC 5321 paths hold 256
 // octets with the angle brackets).
 const maxAddress = 254
 
-// plainAddress reports whether an address a provider vouches for can be
-// taken as one mailbox, compared (NormalizeEmail lower-cases it), matched
+// PlainAddress reports whether an address (a provider's, or a line of the
+// emails file) can be taken as one mailbox, compared lower-cased, matched
 // against the access policy and sent to the upstream in X-Forwarded-Email
 // (OA6, AP1): one @; a dot-atom local part of ASCII atext, or of non-ASCII
 // letters, digits and marks that lower-casing leaves as they are; a domain
@@ -22,12 +20,12 @@ const maxAddress = 254
 // lower-cases into ASCII (KELVIN SIGN to k, CAPITAL I WITH DOT to i),
 // spaces and control bytes (trimmed or split on), a comma, quotes, a
 // second @, a trailing dot.
-func plainAddress(s string) bool {
+func PlainAddress(s string) bool {
 	if len(s) > maxAddress || !utf8.ValidString(s) {
 		return false
 	}
 	local, domain, ok := strings.Cut(s, "@")
-	if !ok || local == "" || len(local) > 64 || !policy.IsDomainName(domain) {
+	if !ok || local == "" || len(local) > 64 || checkDomain(domain) != nil {
 		return false
 	}
 	if local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
