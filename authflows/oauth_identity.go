@@ -82,8 +82,8 @@ func clip(s string, n int) string {
 func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
 
 // verifiedEmail is the normalized address when the provider vouches for
-// it and it is a plain address (policy.PlainAddress); otherwise the identity has
-// no email, as if it were not verified.
+// it and it is a plain address (policy.PlainAddress); otherwise the
+// identity has no email, as if it were not verified.
 func verifiedEmail(id *providerIdentity, email string, verified bool) {
 	if verified && policy.PlainAddress(email) {
 		id.Email, id.EmailVerified = storage.NormalizeEmail(email), true
