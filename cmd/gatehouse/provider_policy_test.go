@@ -644,3 +644,19 @@ func TestGoogleUserinfoHostedDomainNeverCounts(t *testing.T) {
 		t.Errorf("accounts %q, want only gil's (the address read from userinfo)", got)
 	}
 }
+
+// Org, team and hosted-domain names compare case-insensitively in ASCII
+// only: a name the provider reports with a Unicode letter that folds to
+// an ASCII one (KELVIN SIGN for k) is another name and earns nothing.
+func TestProviderNamesFoldASCIIOnly(t *testing.T) {
+	r := newProviderRig(t, "", "--github-org", "kube", "--github-team", "kube/ops", "--google-hosted-domain", "kcorp.com")
+	r.check(account{name: "github org and team spelled with a KELVIN SIGN", provider: "github",
+		github: ghAccount("1", "m@elsewhere.io", []string{"\u212Aube"}, []string{"\u212Aube/ops"}),
+		status: http.StatusForbidden, code: "access_denied"})
+	r.check(account{name: "google hd spelled with a KELVIN SIGN", provider: "google",
+		github: oauthtest.Account{Subject: "g1", Email: "ann@kcorp.com", EmailVerified: true, HostedDomain: "\u212Acorp.com"},
+		status: http.StatusForbidden, code: "access_denied"})
+	r.check(account{name: "github org in upper case", provider: "github",
+		github: ghAccount("2", "n@elsewhere.io", []string{"KUBE"}, []string{"Kube/OPS"}),
+		status: http.StatusSeeOther, groups: "github:kube,github:kube/ops"})
+}
