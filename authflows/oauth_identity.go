@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"golang.org/x/oauth2"
 
@@ -79,7 +78,28 @@ func clip(s string, n int) string {
 	return s
 }
 
-func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
+// equalFold compares provider names (GitHub logins and team slugs, Google
+// hosted domains: all ASCII) ignoring ASCII case only. strings.EqualFold
+// would also fold Unicode letters into ASCII ones (KELVIN SIGN and k), so
+// that another name would match.
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
 
 // verifiedEmail is the normalized address when the provider vouches for
 // it and it is a plain address (policy.PlainAddress); otherwise the
