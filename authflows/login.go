@@ -142,6 +142,13 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if err := h.startSession(w, r, u, methodPassword, ""); err != nil {
+		if errors.Is(err, storage.ErrCredentialsChanged) {
+			// Disabled while this sign-in was in flight (AP2).
+			h.event(r, "login_refused", slog.String("user_id", u.ID), slog.String("reason", "account disabled"))
+			h.metrics.logins.WithLabelValues("refused").Inc()
+			h.loginRefused(w, r, web.AccountDisabled, form)
+			return
+		}
 		h.log.ErrorContext(ctx, "login failed", "user_id", u.ID, "err", err)
 		h.metrics.logins.WithLabelValues("error").Inc()
 		h.loginRefused(w, r, errStoreUnavailable, form)

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -17,7 +18,6 @@ import (
 // of the characters that would let one value read as several (a comma, a
 // semicolon, quotes, a backslash). Anything else is treated as no email.
 func validProviderEmail(raw string) (string, bool) {
-	raw = strings.TrimSpace(raw)
 	if raw == "" || len(raw) > 254 || !utf8.ValidString(raw) {
 		return "", false
 	}
@@ -30,7 +30,7 @@ func validProviderEmail(raw string) (string, bool) {
 		return "", false
 	}
 	addr, err := mail.ParseAddress(raw)
-	if err != nil || addr.Name != "" || addr.Address != raw {
+	if err != nil || addr.Name != "" || addr.Address != raw || !policy.PlainAddress(raw) {
 		return "", false
 	}
 	return storage.NormalizeEmail(raw), true

@@ -35,6 +35,10 @@ var (
 	ErrLastLoginMethod = errors.New("storage: last login method")
 	// ErrLocked: the database file is held by another process.
 	ErrLocked = errors.New("storage: database is locked by another process")
+	// ErrCredentialsChanged: the session's user is disabled, or its credential
+	// epoch moved past the session's since the sign-in began (a disable or
+	// revocation that raced the sign-in wins).
+	ErrCredentialsChanged = errors.New("storage: user disabled or credentials changed")
 )
 
 // HashSize is the length of a SHA-256 digest.
@@ -202,6 +206,9 @@ type Store interface {
 	UnlinkIdentity(ctx context.Context, userID, provider string) error
 
 	// Sessions.
+	// CreateSession stores s. When s's user exists and is disabled, or its
+	// Epoch is past s.Epoch (a disable or revocation committed after the
+	// sign-in read the user), nothing is written: ErrCredentialsChanged.
 	CreateSession(ctx context.Context, s Session) error
 	// Session returns the record for idHash, ErrNotFound if there is none.
 	// Expiry is the caller's decision; the lookup writes nothing.

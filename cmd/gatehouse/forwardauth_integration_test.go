@@ -281,6 +281,3 @@ func checkFronted(t *testing.T, front string, g *gatehouse, hits *int64, routing
 }
 
 // headerEqual compares header names ignoring case and reading "_" as "-".
-func headerEqual(name, want string) bool {
-	return strings.EqualFold(strings.ReplaceAll(name, "_", "-"), want)
-}

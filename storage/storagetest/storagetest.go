@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	o := Opener(open)
 	t.Run("Users", func(t *testing.T) { testUsers(t, o) })
 	t.Run("Disable", func(t *testing.T) { testDisable(t, o) })
+	t.Run("SessionRefused", func(t *testing.T) { testSessionRefused(t, o) })
 	t.Run("Identities", func(t *testing.T) { testIdentities(t, o) })
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, o) })
 	t.Run("SessionSweep", func(t *testing.T) { testSessionSweep(t, o) })
