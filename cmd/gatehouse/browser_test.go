@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -28,9 +29,7 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	msg := "BROWSER TEST SKIPPED: no chromium on PATH (apt-get install chromium; .ci/run does this)"
-	fmt.Fprintln(os.Stderr, "!!! "+msg)
-	t.Skip(msg)
+	webtest.Missing(t, "no chromium on PATH (apt-get install chromium; .ci/run does this); browser test untested")
 	return ""
 }
 
