@@ -117,7 +117,15 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if err := h.startSession(w, r, u); err != nil {
+	if err := h.startSession(w, r, u); errors.Is(err, storage.ErrCredentialsChanged) {
+		// The password was checked against credentials that changed since
+		// (a reset completed, the account was disabled or revoked): it no
+		// longer signs in.
+		h.event(r, "login_failed", slog.String("user_id", u.ID), slog.String("reason", "credentials changed"))
+		h.metrics.logins.WithLabelValues("failed").Inc()
+		h.loginRefused(w, r, errInvalidCredentials, form)
+		return
+	} else if err != nil {
 		h.log.ErrorContext(ctx, "login failed", "user_id", u.ID, "err", err)
 		h.metrics.logins.WithLabelValues("error").Inc()
 		h.loginRefused(w, r, errStoreUnavailable, form)
@@ -169,19 +177,19 @@ func (h *Handler) verifyLogin(ctx context.Context, email, password string) (stor
 
 // upgradePasswordHash re-hashes a verified password with the current
 // parameters (PW1). It is best effort: a failure only leaves the old hash.
-// The stored hash is re-read just before the write so that a password reset
-// completed meanwhile is not overwritten by the old password.
+// The store swaps the hash only if it is still the one verified, so a
+// password reset completed meanwhile is never overwritten by the old password.
 func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, password string) {
 	hash, err := h.hasher.Hash(ctx, password)
 	if err != nil {
 		h.log.WarnContext(ctx, "password hash upgrade skipped", "user_id", u.ID, "err", err)
 		return
 	}
-	current, err := h.store.UserByID(ctx, u.ID)
-	if err != nil || current.PasswordHash != u.PasswordHash {
-		return
+	err = h.store.UpgradePasswordHash(ctx, u.ID, u.PasswordHash, hash)
+	if errors.Is(err, storage.ErrCredentialsChanged) || errors.Is(err, storage.ErrNotFound) {
+		return // changed meanwhile: the newer hash stays
 	}
-	if err := h.store.SetPasswordHash(ctx, u.ID, hash); err != nil {
+	if err != nil {
 		h.log.WarnContext(ctx, "password hash upgrade failed", "user_id", u.ID, "err", err)
 		return
 	}

@@ -35,6 +35,10 @@ var (
 	ErrLastLoginMethod = errors.New("storage: last login method")
 	// ErrLocked: the database file is held by another process.
 	ErrLocked = errors.New("storage: database is locked by another process")
+	// ErrCredentialsChanged: the user's credentials or state changed (or the
+	// user is gone or disabled) since the caller checked them; nothing was
+	// written. A sign-in that gets it must start over.
+	ErrCredentialsChanged = errors.New("storage: user credentials changed")
 )
 
 // HashSize is the length of a SHA-256 digest.
@@ -178,7 +182,15 @@ type Store interface {
 	UserByID(ctx context.Context, id string) (User, error)
 	UserByEmail(ctx context.Context, email string) (User, error) // email is normalized by the store
 	ListUsers(ctx context.Context) ([]User, error)
+	// SetPasswordHash replaces the user's password hash and bumps the
+	// user's credential Epoch, so no session made before can be created
+	// after (see CreateSession). ErrNotFound for an unknown user.
 	SetPasswordHash(ctx context.Context, userID, hash string) error
+	// UpgradePasswordHash replaces the hash with newHash only if it is still
+	// oldHash (the re-hash of a verified password with current parameters):
+	// ErrCredentialsChanged and nothing written otherwise, so it never
+	// overwrites a newer hash. It does not bump the Epoch.
+	UpgradePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
 
 	// Identities.
 	// CreateUserWithIdentity creates a user and links the identity to it in one step:
@@ -194,12 +206,18 @@ type Store interface {
 	UnlinkIdentity(ctx context.Context, userID, provider string) error
 
 	// Sessions.
+	// CreateSession stores s only if, in the same transaction, its user
+	// exists, is not Disabled and its Epoch still equals s.Epoch (the epoch
+	// read when the credential was checked); otherwise ErrCredentialsChanged
+	// and nothing is written. So no session outlives a credential change.
 	CreateSession(ctx context.Context, s Session) error
 	// Session returns the record for idHash, ErrNotFound if there is none.
 	// Expiry is the caller's decision; the lookup writes nothing.
 	Session(ctx context.Context, idHash Hash) (Session, error)
 	DeleteSession(ctx context.Context, idHash Hash) error
-	// DeleteUserSessions deletes every session of the user and reports how many.
+	// DeleteUserSessions deletes every session of the user, bumps the
+	// user's Epoch (a sign-in in flight cannot add one afterwards) and
+	// reports how many sessions it deleted.
 	DeleteUserSessions(ctx context.Context, userID string) (int, error)
 	// TouchSessions sets LastSeen of the given sessions; unknown ones are skipped.
 	TouchSessions(ctx context.Context, lastSeen map[Hash]time.Time) error
@@ -224,7 +242,7 @@ type Store interface {
 	// does (ErrNotFound), consumes it, sets the password hash, voids every
 	// other token of the user, deletes every session of the user and queues
 	// notice (skipped when notice.To is empty). It returns the user and the
-	// number of sessions deleted.
+	// number of sessions deleted. It bumps the user's Epoch.
 	CompleteReset(ctx context.Context, tokenHash Hash, now time.Time, passwordHash string, notice Mail) (User, int, error)
 	DeleteExpiredResetTokens(ctx context.Context, now time.Time) (int, error)
 

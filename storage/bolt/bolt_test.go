@@ -170,7 +170,7 @@ func TestMissesWriteNothing(t *testing.T) {
 		"Session":            func() error { _, err := s.Session(ctx, unknown); return err },
 		"DeleteSession":      func() error { return s.DeleteSession(ctx, unknown) },
 		"TouchSessions":      func() error { return s.TouchSessions(ctx, map[storage.Hash]time.Time{unknown: now}) },
-		"DeleteUserSessions": func() error { _, err := s.DeleteUserSessions(ctx, "u1"); return err },
+		"DeleteUserSessions": func() error { _, err := s.DeleteUserSessions(ctx, "nobody"); return err },
 		"UserByEmail":        func() error { _, err := s.UserByEmail(ctx, "nobody@example.com"); return err },
 		"ResetTokenUser":     func() error { _, err := s.ResetTokenUser(ctx, storage.HashSecret("expired"), now); return err },
 		"CompleteReset": func() error {
@@ -261,6 +261,7 @@ func TestImportSessionsRefusesStoredHash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gatehouse.db")
 	s := openTest(t, path)
 	sess := storage.Session{IDHash: storage.HashSecret("a"), UserID: "u1", ExpiresAt: time.Now()}
+	must(t, s.CreateUser(t.Context(), storage.User{ID: "u1", Email: "u1@example.com"}))
 	must(t, s.CreateSession(t.Context(), sess))
 	other := storage.Session{IDHash: storage.HashSecret("b"), UserID: "u2", ExpiresAt: time.Now()}
 	sess.UserID = "u2"

@@ -70,7 +70,7 @@ func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now 
 // hash, voids every other token of the user, deletes every session of the
 // user with their index entries and queues notice unless notice.To is empty
 // (zero CreatedAt and NextAttempt become now). It returns the updated user
-// and the number of sessions deleted. Of concurrent calls with one token,
+// and the number of sessions deleted; the user's Epoch is bumped. Of concurrent calls with one token,
 // exactly one succeeds: bbolt runs write transactions one at a time.
 func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now time.Time,
 	passwordHash string, notice storage.Mail) (storage.User, int, error) {
@@ -87,7 +87,7 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 			return err
 		}
 		u.PasswordHash = passwordHash
-		if err := tx.Bucket(bucketUsers).Put([]byte(u.ID), encodeUser(u)); err != nil {
+		if u, err = putUserBumped(tx, u); err != nil {
 			return err
 		}
 		if err := voidUserTokens(tx, u.ID); err != nil { // the used token included
