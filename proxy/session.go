@@ -36,7 +36,7 @@ func (p *Proxy) session(r *http.Request) (storage.Session, bool, error) {
 	if !s.Active(now, p.idleTTL) {
 		return storage.Session{}, false, nil
 	}
-	if p.lastSeen != nil && now.Sub(s.LastSeen) >= TouchInterval {
+	if p.lastSeen != nil && now.Sub(s.LastSeen) >= p.lastSeen.touchEvery() {
 		p.lastSeen.Seen(idHash, now)
 	}
 	return s, true, nil

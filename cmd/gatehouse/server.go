@@ -216,7 +216,8 @@ func (s *server) listenAndServe(ctx context.Context) error {
 }
 
 // serve runs until ctx ends, then drains in-flight requests for at most
-// --shutdown-timeout, stops the background loops and closes the store.
+// --shutdown-timeout, stops the background loops and closes the store. A
+// drain cut short by the deadline is an error (exit 1).
 func (s *server) serve(ctx context.Context, ls *listeners) error {
 	defer s.close()
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
@@ -273,16 +274,23 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	s.log.Info("gatehouse stopping: draining in-flight requests", "deadline", s.cfg.ShutdownTimeout.String())
 	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
+	cutShort := false
 	for _, srv := range servers {
 		if err := srv.Shutdown(drain); err != nil {
 			s.log.Warn("shutdown deadline passed; closing open connections", "err", err)
 			srv.Close()
+			cutShort = true
 		}
 	}
 	s.auth.Drain() // forgot requests still minting tokens and queueing mail
 	stopBackground()
 	loops.Wait()
 	s.log.Info("gatehouse stopped")
+	if serveErr == nil && cutShort {
+		// Requests were cut off: the exit code says so (non-zero), so that
+		// a supervisor or deploy script does not take it for a clean stop.
+		serveErr = fmt.Errorf("shutdown: in-flight requests cut off after --shutdown-timeout %s", s.cfg.ShutdownTimeout)
+	}
 	return serveErr
 }
 
@@ -297,13 +305,29 @@ func (s *server) close() {
 	}
 }
 
-// sweepInterval is how often expired records are deleted.
-const sweepInterval = 10 * time.Minute
+// Sweep interval bounds: expired records are deleted every quarter of the
+// shortest lifetime a record has, within these bounds, so a record outlives
+// its TTL by at most a quarter of it (or maxSweepInterval).
+const (
+	minSweepInterval = time.Second
+	maxSweepInterval = 10 * time.Minute
+)
+
+// sweepInterval is how often expired records are deleted for cfg: a quarter
+// of the shortest of the session TTL, the idle TTL, the reset token TTL and
+// the OAuth flow lifetime, between minSweepInterval and maxSweepInterval.
+func sweepInterval(cfg Config) time.Duration {
+	shortest := min(cfg.SessionTTL, cfg.ResetTokenTTL, authflows.OAuthFlowTTL)
+	if cfg.SessionIdleTTL > 0 {
+		shortest = min(shortest, cfg.SessionIdleTTL)
+	}
+	return min(max(shortest/4, minSweepInterval), maxSweepInterval)
+}
 
 // sweep deletes expired sessions, reset tokens and OAuth flows (DS1) until
 // ctx ends, logging what it removed.
 func (s *server) sweep(ctx context.Context) error {
-	t := time.NewTicker(sweepInterval)
+	t := time.NewTicker(sweepInterval(s.cfg))
 	defer t.Stop()
 	for {
 		now := time.Now()
