@@ -72,8 +72,6 @@ type Handler struct {
 	pages   *pages
 	oauth   map[string]*provider
 	mails   *mailTemplates
-	// background runs the work of /auth/forgot after its answer, bounded.
-	background *background
 }
 
 // New checks cfg and builds the handler.
@@ -115,7 +113,6 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	h.hasher = NewHasher(cfg.Hash)
-	h.background = newBackground(forgotWorkers)
 	h.limits = newLimits(cfg.Clock)
 	h.routes()
 	h.handler = h.middleware(h.mux)

@@ -33,7 +33,6 @@ func BenchmarkForgot(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				e.Handler.Drain()
 				e.Clock.Advance(5 * time.Minute)
 				r := e.NewRequest(http.MethodPost, "/auth/forgot", bytes.NewReader(body))
 				r.Header.Set("Content-Type", "application/json")
@@ -47,7 +46,6 @@ func BenchmarkForgot(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			e.Handler.Drain()
 			slices.Sort(durations)
 			b.ReportMetric(float64(durations[len(durations)/2].Nanoseconds()), "p50-ns")
 			b.ReportMetric(float64(durations[len(durations)*99/100].Nanoseconds()), "p99-ns")

@@ -232,6 +232,15 @@ type Store interface {
 	// the token is minted only when the job is delivered (IssueResetToken).
 	// Unknown user: ErrNotFound and nothing is written.
 	QueueResetMail(ctx context.Context, userID string, now time.Time) error
+	// QueueResetRequest is POST /auth/forgot's one store call, the same
+	// work for every address: in one transaction it looks the (normalized)
+	// email up; for an account it does what QueueResetMail does and returns
+	// the user; for an unknown address it overwrites one fixed-size marker
+	// record (so the request costs the same commit without growing the
+	// database, DS1) and returns ErrNotFound. It returns once the commit is
+	// durable, so a crash after it loses no request. Concurrent calls may
+	// share one commit.
+	QueueResetRequest(ctx context.Context, email string, now time.Time) (User, error)
 	// IssueResetToken stores t and voids every other token of t.UserID, in
 	// one transaction. Unknown user: ErrNotFound and nothing is written.
 	IssueResetToken(ctx context.Context, t ResetToken) error

@@ -282,7 +282,6 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 			cutShort = true
 		}
 	}
-	s.auth.Drain() // forgot requests still minting tokens and queueing mail
 	stopBackground()
 	loops.Wait()
 	s.log.Info("gatehouse stopped")

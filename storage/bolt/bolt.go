@@ -41,12 +41,13 @@ var (
 	bucketOAuthFlows     = []byte("oauth_flows")       // state hash → flow
 	bucketOAuthExpiry    = []byte("oauth_expiry")      // expiry + state hash → empty
 	bucketMail           = []byte("mail")              // sequence → mail
+	bucketResetRequests  = []byte("reset_requests")    // "last_unknown" → time (see QueueResetRequest)
 
 	allBuckets = [][]byte{
 		bucketUsers, bucketUsersByEmail, bucketIdentities, bucketUserIdentities,
 		bucketSessions, bucketUserSessions, bucketSessionExpiry,
 		bucketResetTokens, bucketUserTokens, bucketOAuthFlows, bucketOAuthExpiry,
-		bucketMail,
+		bucketMail, bucketResetRequests,
 	}
 )
 
@@ -146,6 +147,16 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 		return nil
 	}
 	return err
+}
+
+// batch runs fn in a read-write transaction that bbolt may share with
+// other concurrent batch calls (one commit for all). fn may run more than
+// once, so it must only write inside tx.
+func (s *Store) batch(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Batch(fn)
 }
 
 // view runs fn in a read-only transaction.

@@ -30,6 +30,49 @@ func (s *Store) QueueResetMail(ctx context.Context, userID string, now time.Time
 	})
 }
 
+// QueueResetRequest, in one transaction, looks the normalized email up: for
+// an account it voids the user's reset tokens and queues a reset job (as
+// QueueResetMail) and returns the user; for an unknown address it
+// overwrites the fixed-size marker in bucketResetRequests, so that the
+// request costs one durable commit either way without growing the file,
+// and returns storage.ErrNotFound. It runs through bbolt's Batch: concurrent
+// requests share one commit and one fsync.
+func (s *Store) QueueResetRequest(ctx context.Context, email string, now time.Time) (storage.User, error) {
+	email = storage.NormalizeEmail(email)
+	var u storage.User
+	err := s.batch(ctx, func(tx *bbolt.Tx) error {
+		u = storage.User{} // Batch may run fn again
+		id := tx.Bucket(bucketUsersByEmail).Get([]byte(email))
+		if id == nil {
+			marker := make([]byte, timeKeySize)
+			putSortableTime(marker, now)
+			return tx.Bucket(bucketResetRequests).Put(unknownResetRequestKey, marker)
+		}
+		var err error
+		if u, err = getUser(tx, string(id)); err != nil {
+			return err
+		}
+		if err := voidUserTokens(tx, u.ID); err != nil {
+			return err
+		}
+		_, err = enqueueMail(tx, storage.Mail{
+			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
+		})
+		return err
+	})
+	if err != nil {
+		return storage.User{}, err
+	}
+	if u.ID == "" {
+		return storage.User{}, notFound("user by email")
+	}
+	return u, nil
+}
+
+// unknownResetRequestKey is the one record a reset request for an unknown
+// address writes: the time of the last such request.
+var unknownResetRequestKey = []byte("last_unknown")
+
 // IssueResetToken, in one transaction, stores t and voids every other token
 // of t.UserID. An unknown user is storage.ErrNotFound and nothing is written.
 func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken) error {
