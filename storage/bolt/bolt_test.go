@@ -19,7 +19,7 @@ import (
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		path := filepath.Join(t.TempDir(), "gatehouse.db")
-		t.Cleanup(func() { checkIndexes(t, path) }) // runs after the suite closed the store
+		t.Cleanup(func() { checkIndexesOf(t, path) }) // runs after the suite closed the store
 		return openTest(t, path)
 	})
 }
@@ -254,7 +254,7 @@ func TestIdleSweepAcrossScanChunks(t *testing.T) {
 		}
 	}
 	must(t, s.Close())
-	checkIndexes(t, path)
+	checkIndexesOf(t, path)
 }
 
 func TestImportSessionsRefusesStoredHash(t *testing.T) {
@@ -272,5 +272,5 @@ func TestImportSessionsRefusesStoredHash(t *testing.T) {
 		t.Fatalf("refused import wrote a session: %v", err)
 	}
 	must(t, s.Close())
-	checkIndexes(t, path)
+	checkIndexesOf(t, path)
 }
