@@ -42,9 +42,10 @@ type server struct {
 const lockTimeout = 3 * time.Second
 
 // openStore is the backend switch. There is one backend today; a PostgreSQL
-// one for several replicas would be a second case here.
-func openStore(path string) (storage.Store, error) {
-	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout})
+// one for several replicas would be a second case here. mustExist refuses a
+// missing file (the users subcommands) instead of creating it.
+func openStore(path string, mustExist bool) (storage.Store, error) {
+	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout, MustExist: mustExist})
 	if errors.Is(err, storage.ErrLocked) {
 		return nil, fmt.Errorf("database %s is locked by another process (waited %s; is another gatehouse running on it?)", path, lockTimeout)
 	}
@@ -56,7 +57,7 @@ func openStore(path string) (storage.Store, error) {
 
 // newServer opens the store and builds every part; it opens no port.
 func newServer(ctx context.Context, cfg Config, logger *slog.Logger) (*server, error) {
-	store, err := openStore(cfg.DB)
+	store, err := openStore(cfg.DB, false)
 	if err != nil {
 		return nil, err
 	}

@@ -17,8 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -62,6 +60,9 @@ type Options struct {
 	// NoSync skips fsync after each commit. A crash can lose or corrupt the
 	// database: for benchmarks and tests only.
 	NoSync bool
+	// MustExist refuses a missing file instead of creating a new database
+	// (the CLI subcommands work on an existing one).
+	MustExist bool
 }
 
 // Store is a storage.Store on one bbolt file. It is safe for concurrent use.
@@ -77,24 +78,33 @@ var _ storage.Store = (*Store)(nil)
 // a transaction, which would write meta and freelist pages to disk.
 var errNoWrite = errors.New("bolt: nothing to write")
 
-// Open opens or creates the database at path (file mode 0600, parent
-// directory created with 0700 if missing) and its buckets. A file locked by
-// another process yields an error wrapping storage.ErrLocked after
-// opts.Timeout; Open never waits longer.
+// Open opens the database at path, or creates it (file mode 0600) when the
+// file does not exist, its folder does and opts.MustExist is false. A file
+// locked by another process yields an error wrapping storage.ErrLocked
+// after opts.Timeout; Open never waits longer.
+//
+// Open refuses, with a one-line error and never a panic, what is not a
+// sound database: a missing folder (not created), an existing empty file
+// (not silently made a new database), a file that is truncated, garbled or
+// not bbolt at all. bbolt's panics and memory faults while opening are
+// recovered and reported; a file up to fullCheckMaxSize is checked page by
+// page (bbolt's Check), a larger one by reading each bucket's first and
+// last keys.
 func Open(path string, opts Options) (*Store, error) {
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("storage/bolt: create directory of %s: %w", path, err)
+	size, err := checkPath(path, opts.MustExist)
+	if err != nil {
+		return nil, err
 	}
 	// The hashmap freelist stays fast with many free pages (after a large
 	// sweep). The freelist is still synced on commit: NoFreelistSync would
 	// make commits cheaper then, but every Open would walk the whole file to
 	// rebuild it (seconds for a million sessions on a cold cache), and the
 	// CLI subcommands open the file on every call.
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+	db, err := openRecovering(path, size, &bbolt.Options{
 		Timeout:      timeout,
 		NoSync:       opts.NoSync,
 		FreelistType: bbolt.FreelistMapType,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -36,18 +38,19 @@ func Verify(path string, timeout time.Duration) (r Report, err error) {
 		return r, fmt.Errorf("storage/bolt: verify %s: %w", path, err)
 	}
 	defer db.Close()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("storage/bolt: verify %s: damaged file: %v", path, p)
 		}
 	}()
 	err = db.View(func(tx *bbolt.Tx) error {
-		var problems []error
+		var problems []string
 		for e := range tx.Check() {
-			problems = append(problems, e)
+			problems = append(problems, e.Error())
 		}
 		if len(problems) > 0 {
-			return fmt.Errorf("consistency check: %w", errors.Join(problems...))
+			return fmt.Errorf("consistency check: %d problems: %s", len(problems), oneLine(strings.Join(problems, "; ")))
 		}
 		for _, name := range allBuckets {
 			if tx.Bucket(name) == nil {
