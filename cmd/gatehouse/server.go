@@ -34,6 +34,7 @@ type server struct {
 	lastSeen *proxy.LastSeen
 	mailer   mailer
 	tls      *tlsServing
+	writes   *writeHealth
 	ready    atomic.Bool
 }
 
@@ -44,8 +45,9 @@ const lockTimeout = 3 * time.Second
 // openStore is the backend switch. There is one backend today; a PostgreSQL
 // one for several replicas would be a second case here. mustExist refuses a
 // missing file (the users subcommands) instead of creating it.
-func openStore(path string, mustExist bool) (storage.Store, error) {
-	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout, MustExist: mustExist})
+// onWrite, when set, is told the outcome of every commit (writeHealth).
+func openStore(path string, mustExist bool, onWrite func(error)) (storage.Store, error) {
+	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout, MustExist: mustExist, OnWrite: onWrite})
 	if errors.Is(err, storage.ErrLocked) {
 		return nil, fmt.Errorf("database %s is locked by another process (waited %s; is another gatehouse running on it?)", path, lockTimeout)
 	}
@@ -57,11 +59,12 @@ func openStore(path string, mustExist bool) (storage.Store, error) {
 
 // newServer opens the store and builds every part; it opens no port.
 func newServer(ctx context.Context, cfg Config, logger *slog.Logger) (*server, error) {
-	store, err := openStore(cfg.DB, false)
+	writes := newWriteHealth(logger, time.Now)
+	store, err := openStore(cfg.DB, false, writes.observe)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: logger, store: store}
+	s := &server{cfg: cfg, log: logger, store: store, writes: writes}
 	if err := s.build(ctx); err != nil {
 		store.Close()
 		return nil, err
@@ -73,6 +76,9 @@ func (s *server) build(ctx context.Context) error {
 	cfg := s.cfg
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := s.writes.register(reg); err != nil {
+		return err
+	}
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
 
 	auth, err := authflows.New(authflows.Config{
@@ -149,7 +155,8 @@ func providerConfigs(cfg Config) []authflows.ProviderConfig {
 }
 
 // adminHandler serves /healthz (the process is up), /readyz (the store
-// answers and the server is not draining) and /metrics.
+// answers and the server is not draining; its body names failing writes)
+// and /metrics.
 func (s *server) adminHandler(reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -164,6 +171,12 @@ func (s *server) adminHandler(reg *prometheus.Registry) http.Handler {
 		defer cancel()
 		if err := s.store.Ping(ctx); err != nil {
 			http.Error(w, "store unavailable\n", http.StatusServiceUnavailable)
+			return
+		}
+		// Failing writes do not flip readiness (see writeHealth); they are
+		// said here, for the operator.
+		if status := s.writes.status(); status != "" {
+			_, _ = w.Write([]byte("ready; " + status + "\n"))
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))

@@ -111,7 +111,7 @@ func (c usersCommand) add(ctx context.Context, stdin io.Reader, stdout io.Writer
 	if err != nil {
 		return fmt.Errorf("password refused: %w", err)
 	}
-	store, err := openStore(c.db, false) // the first account may create the database
+	store, err := openStore(c.db, false, nil) // the first account may create the database
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (c usersCommand) add(ctx context.Context, stdin io.Reader, stdout io.Writer
 }
 
 func (c usersCommand) list(ctx context.Context, stdout io.Writer) error {
-	store, err := openStore(c.db, true)
+	store, err := openStore(c.db, true, nil)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (c usersCommand) revoke(ctx context.Context, stdout io.Writer, log *slog.Lo
 	if err := c.checkEmail(); err != nil {
 		return err
 	}
-	store, err := openStore(c.db, true)
+	store, err := openStore(c.db, true, nil)
 	if err != nil {
 		return err
 	}

@@ -63,11 +63,18 @@ type Options struct {
 	// MustExist refuses a missing file instead of creating a new database
 	// (the CLI subcommands work on an existing one).
 	MustExist bool
+	// OnWrite, when set, is told the outcome of every write transaction
+	// that tried to commit: nil when it committed, the error when the file
+	// could not be written (disk full, read-only file system, I/O error).
+	// Refusals decided by the store (storage.ErrNotFound and the like) are
+	// not reported: they say nothing of the disk. It must not block.
+	OnWrite func(err error)
 }
 
 // Store is a storage.Store on one bbolt file. It is safe for concurrent use.
 type Store struct {
-	db *bbolt.DB
+	db      *bbolt.DB
+	onWrite func(error) // Options.OnWrite, or nil
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -127,7 +134,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("storage/bolt: init %s: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, onWrite: opts.OnWrite}, nil
 }
 
 // Close releases the file and its lock. Calls after the first return an error.
@@ -152,11 +159,26 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(fn)
+	var fnErr error
+	err := s.db.Update(func(tx *bbolt.Tx) error { fnErr = fn(tx); return fnErr })
+	s.reportWrite(err, fnErr)
 	if errors.Is(err, errNoWrite) {
 		return nil
 	}
 	return err
+}
+
+// reportWrite tells Options.OnWrite how a write transaction ended: err is
+// the transaction's error, fnErr what its closure returned. An error the
+// closure returned is the store's own decision, not a disk failure.
+func (s *Store) reportWrite(err, fnErr error) {
+	switch {
+	case s.onWrite == nil:
+	case err == nil:
+		s.onWrite(nil)
+	case fnErr == nil || !errors.Is(err, fnErr):
+		s.onWrite(err)
+	}
 }
 
 // batch runs fn in a read-write transaction that bbolt may share with
@@ -166,7 +188,10 @@ func (s *Store) batch(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Batch(fn)
+	var fnErr error
+	err := s.db.Batch(func(tx *bbolt.Tx) error { fnErr = fn(tx); return fnErr })
+	s.reportWrite(err, fnErr)
+	return err
 }
 
 // view runs fn in a read-only transaction.
