@@ -16,10 +16,10 @@ import (
 // (1 for registered, 0 for unknown: both really did their work). Figures are
 // reported, never asserted.
 //
-// Each request's background work (lookup, token, mail, in bbolt without
-// fsync) is waited for outside the timed section, so the figure is the
-// answer alone, as a client sees it; the fake clock moves five minutes per
-// request so that no throttle kicks in.
+// The answer waits for the request's one store call (lookup and queued job,
+// or the unknown-address marker: a commit, here in bbolt without fsync), so
+// the figure is the answer as a client sees it, store work included; the
+// fake clock moves five minutes per request so that no throttle kicks in.
 func BenchmarkForgot(b *testing.B) {
 	for _, bc := range []struct{ name, email string }{
 		{"registered", "alice@example.com"},

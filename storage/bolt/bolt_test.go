@@ -34,8 +34,9 @@ func openTest(t *testing.T, path string) *Store {
 	return s
 }
 
-func TestOpenCreatesDirAndPrivateFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "missing", "dir", "gatehouse.db")
+// A new file is private; a missing folder is refused (TestOpenRefusesDamagedFiles).
+func TestOpenCreatesPrivateFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gatehouse.db")
 	s := openTest(t, path)
 	defer s.Close()
 	info, err := os.Stat(path)
