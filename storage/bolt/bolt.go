@@ -49,6 +49,9 @@ var (
 	}
 )
 
+// batchDelay is how long a Batch call waits for others to share its commit.
+const batchDelay = 2 * time.Millisecond
+
 // DefaultTimeout is how long Open waits for the file lock when Options.Timeout is zero.
 const DefaultTimeout = 3 * time.Second
 
@@ -122,6 +125,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage/bolt: open %s: %w", path, err)
 	}
+	// Batch (reset requests) waits this long for company before it
+	// commits: bbolt's 10 ms default would be every lone request's latency.
+	db.MaxBatchDelay = batchDelay
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {

@@ -35,7 +35,7 @@ func TestVerify(t *testing.T) {
 	_, err = s.DeleteUserSessions(ctx, "u1") // epoch 1
 	must(t, err)
 	stale := storage.Session{IDHash: storage.HashSecret("stale"), UserID: "u1", ExpiresAt: now.Add(time.Hour)} // epoch 0
-	must(t, s.ImportSessions(ctx, []storage.Session{stale}))                                                 // no epoch check
+	must(t, s.ImportSessions(ctx, []storage.Session{stale}))                                                   // no epoch check
 	must(t, s.Close())
 	before, _ := os.ReadFile(path)
 	if r, err = Verify(path, time.Second); err != nil || r.StaleSessions != 1 {
