@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -71,5 +73,41 @@ func TestNoSessionOutlivesConcurrentReset(t *testing.T) {
 	}
 	if ok, _, _ := e.Handler.hasher.Verify(t.Context(), stored.PasswordHash, normalizePassword(freshPassword)); !ok {
 		t.Error("the reset's password no longer works: a sign-in overwrote it")
+	}
+}
+
+// revokedAfterLookup revokes the user's sessions right after the OAuth
+// callback has looked the user up: the revocation lands between the check
+// of the identity and the session write.
+type revokedAfterLookup struct{ Store }
+
+func (s revokedAfterLookup) UserByIdentity(ctx context.Context, provider, subject string) (storage.User, error) {
+	u, err := s.Store.UserByIdentity(ctx, provider, subject)
+	if err == nil {
+		if _, err := s.Store.DeleteUserSessions(ctx, u.ID); err != nil {
+			return storage.User{}, err
+		}
+	}
+	return u, err
+}
+
+// Issue 10, item 1, OAuth: a sign-in whose user was revoked after the
+// identity was checked gets 409 credentials_changed and no session.
+func TestOAuthSignInSupersededByRevocation(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{wrapStore: func(s Store) Store { return revokedAfterLookup{s} }})
+	u := e.newUser("bob@example.com", true)
+	owner := e.newBrowser()
+	owner.signIn(u)
+	e.setNext("github", oauthtest.Account{Subject: "77", Email: "bob@example.com", EmailVerified: true})
+	if a := owner.flow("/auth/link/github"); a.status != http.StatusSeeOther {
+		t.Fatalf("link: %d %s", a.status, a.body)
+	}
+	b := e.newBrowser()
+	a := b.flow("/auth/login/github")
+	if a.status != http.StatusConflict || !strings.Contains(a.body, "credentials_changed") {
+		t.Fatalf("login racing a revocation: %d %s", a.status, a.body)
+	}
+	if _, ok := b.me(); ok {
+		t.Fatal("the browser is signed in")
 	}
 }

@@ -67,6 +67,8 @@ type oauthEnvOptions struct {
 	// (proxy.New) in front of a recording app, as cmd/gatehouse wires it;
 	// otherwise a plain mux sends /auth/ to the Handler.
 	throughProxy bool
+	// wrapStore, when set, wraps the store the Handler uses.
+	wrapStore func(Store) Store
 }
 
 const (
@@ -125,6 +127,9 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 	t.Cleanup(func() { _ = store.Close() })
 	e.testEnv = newTestEnv(t, func(c *Config) {
 		c.Store = store
+		if opts.wrapStore != nil {
+			c.Store = opts.wrapStore(store)
+		}
 		c.BaseURL = base
 		c.Denier = web.Denier{Mode: opts.mode, BaseURL: base}
 		c.Clock = clock.Now
