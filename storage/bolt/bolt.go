@@ -11,6 +11,8 @@
 // exception is a sweep (DeleteExpired*), which deletes in chunks of at most
 // sweepChunk records per transaction so that a large sweep never holds the
 // writer lock for long; each chunk is atomic and keeps every index consistent.
+// QueueResetRequest runs through bbolt's Batch, so concurrent calls may share
+// one transaction; each call's work is still all or nothing.
 package bolt
 
 import (
