@@ -20,6 +20,8 @@ type accountPage struct {
 	Email       string
 	HasPassword bool
 	Accounts    []linkedAccount
+	Notice      string // what just happened (?notice=)
+	AppURL      string // back to the app: a local ?rd=, else "/"
 }
 
 // linkedAccount is one provider row of the account page.
@@ -53,6 +55,8 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
 		Email:       u.Email,
 		HasPassword: u.PasswordHash != "",
 		Accounts:    h.accountRows(u, ids),
+		Notice:      noticeOf(r.URL.Query()),
+		AppURL:      localRedirect(r.URL.Query().Get("rd")),
 	})
 }
 
@@ -89,9 +93,37 @@ func (h *Handler) accountRows(u storage.User, ids []storage.Identity) []linkedAc
 	return rows
 }
 
-// LinkURL starts linking the provider and comes back to the account page.
+// LinkURL starts linking the provider and comes back to the account page,
+// which then says the account was linked.
 func (a linkedAccount) LinkURL() string {
-	return "/auth/link/" + url.PathEscape(a.Name) + "?rd=" + url.QueryEscape("/auth/account")
+	return "/auth/link/" + url.PathEscape(a.Name) + "?rd=" + url.QueryEscape(withNotice("/auth/account", "linked"))
+}
+
+// unlinkPage asks to confirm an unlink: GET /auth/unlink/{provider}. Its
+// form posts to /auth/unlink/{provider}. Without a session it answers per
+// --mode; for an identity that is not linked, 404 not_linked.
+func (h *Handler) unlinkPage(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("provider")
+	if _, ok := supportedProviders[name]; !ok {
+		h.problem(w, r, errUnknownProvider)
+		return
+	}
+	s, ok := h.requireSession(w, r)
+	if !ok {
+		return
+	}
+	ids, err := h.store.IdentitiesOfUser(r.Context(), s.UserID)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
+	for _, id := range ids {
+		if id.Provider == name {
+			h.render(w, r, http.StatusOK, "unlink", linkedAccount{Name: name, Title: providerTitle(name), Linked: true, Email: id.Email})
+			return
+		}
+	}
+	h.problem(w, r, errNotLinked)
 }
 
 // unlink detaches the user's identity of a provider: DELETE
@@ -103,7 +135,7 @@ func (a linkedAccount) LinkURL() string {
 func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("provider")
 	if _, ok := supportedProviders[name]; !ok {
-		web.WriteProblem(w, r, errUnknownProvider)
+		h.problem(w, r, errUnknownProvider)
 		return
 	}
 	s, ok := h.requireSession(w, r) // without one: 401 for DELETE and POST in both modes
@@ -113,11 +145,11 @@ func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 	err := h.store.UnlinkIdentity(r.Context(), s.UserID, name)
 	switch {
 	case errors.Is(err, storage.ErrNotLinked):
-		web.WriteProblem(w, r, errNotLinked)
+		h.problem(w, r, errNotLinked)
 		return
 	case errors.Is(err, storage.ErrLastLoginMethod):
 		h.oauthEvent(r, name, "refused", slog.String("user_id", s.UserID), slog.String("reason", "last login method"))
-		web.WriteProblem(w, r, errLastLoginMethod)
+		h.problem(w, r, errLastLoginMethod)
 		return
 	case err != nil:
 		h.answerStoreFailure(w, r, err)
@@ -125,7 +157,7 @@ func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 	}
 	h.oauthEvent(r, name, "unlinked", slog.String("user_id", s.UserID))
 	if r.Method == http.MethodPost {
-		seeOther(w, r, "/auth/account")
+		seeOther(w, r, withNotice("/auth/account", "unlinked"))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -27,21 +28,45 @@ type loginForm struct {
 	Notice    string
 	Error     string
 	Providers []providerLink // one button per configured provider
+	ForgotURL string         // the forgot page, keeping rd
+
+	// SignedInAs is the email of a browser that is already signed in: the
+	// page offers "continue" (to rd) and "sign out" instead of the form.
+	SignedInAs string
+	LoginURL   string // where "sign out" leads: this page, signed out
+	// ClearCache makes the page load a resource answered with
+	// Clear-Site-Data: "cache" (the page a browser sees after sign-out).
+	ClearCache bool
 }
 
 // newLoginForm returns the sign-in page for rd.
 func (h *Handler) newLoginForm(rd string) loginForm {
-	return loginForm{Redirect: localRedirect(rd), Providers: h.providerLinks()}
+	rd = localRedirect(rd)
+	return loginForm{Redirect: rd, Providers: h.providerLinks(), ForgotURL: withRedirect("/auth/forgot", rd)}
 }
 
-// loginPage serves the sign-in page. ?reset=1 is where a completed password
-// reset lands.
+// loginPage serves the sign-in page: the form, with a notice of what just
+// happened (?notice=, ?reset=1 after a reset) and the email filled in after
+// a reset; or, for a browser that is signed in already, who it is with
+// "continue" and "sign out".
 func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := h.newLoginForm(q.Get("rd"))
-	if q.Get("reset") == "1" {
-		f.Notice = "Your password was changed, sign in."
+	f.Notice = noticeOf(q)
+	if s, err := h.currentSession(r); err == nil {
+		f.SignedInAs = s.Email
+		f.LoginURL = withNotice(withRedirect("/auth/login", f.Redirect), "signed_out")
+		h.render(w, r, http.StatusOK, "login", f)
+		return
 	}
+	f.Email = placeCookieValue(r, emailHintCookie)
+	if f.Notice == "" {
+		if key := placeCookieValue(r, noticeCookie); key != "" {
+			f.Notice = notices[key]
+			http.SetCookie(w, h.placeCookie(noticeCookie, "", "/auth/login", -1))
+		}
+	}
+	f.ClearCache = true
 	h.render(w, r, http.StatusOK, "login", f)
 }
 
@@ -136,6 +161,9 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	h.event(r, "login_ok", slog.String("user_id", u.ID))
 	h.metrics.logins.WithLabelValues("ok").Inc()
+	if _, err := r.Cookie(emailHintCookie); err == nil {
+		http.SetCookie(w, h.placeCookie(emailHintCookie, "", "/auth/login", -1))
+	}
 	if web.WantsHTML(r) {
 		seeOther(w, r, form.Redirect)
 		return
@@ -207,6 +235,9 @@ func (h *Handler) loginRefused(w http.ResponseWriter, r *http.Request, p web.Pro
 		return
 	}
 	form.Error = p.Title + "."
+	if p.Code == errRateLimited.Code {
+		form.Error += " Wait a few minutes, or ask for a reset link."
+	}
 	h.render(w, r, p.Status, "login", form)
 }
 
@@ -232,9 +263,12 @@ func logEmail(email string) string {
 }
 
 // logout deletes the request's session and expires the cookie (SS6). It
-// answers 204 (a form: 303 to the sign-in page) with or without a session.
+// answers 204 (a form: 303 to a local rd, else to the sign-in page with a
+// notice) with or without a session, and asks the browser to drop its cache
+// of the site (Clear-Site-Data), so Back shows no protected page.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	h.expireCookie(w)
+	w.Header().Set("Clear-Site-Data", `"cache"`)
 	if sessionID, ok := h.sessionCookie(r); ok {
 		idHash := storage.HashSecret(sessionID)
 		s, err := h.store.Session(r.Context(), idHash)
@@ -253,7 +287,14 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if web.WantsHTML(r) {
-		seeOther(w, r, "/auth/login")
+		// The contract's address exactly; the sign-in page says "signed
+		// out" from a one-minute cookie.
+		next := "/auth/login"
+		http.SetCookie(w, h.placeCookie(noticeCookie, "signed_out", "/auth/login", time.Minute))
+		if in, err := readInput(r, "rd"); err == nil && in["rd"] != "" && localRedirect(in["rd"]) == in["rd"] {
+			next = in["rd"]
+		}
+		seeOther(w, r, next)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
