@@ -166,3 +166,13 @@ func (h *Handler) serveClearCache(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	_, _ = w.Write([]byte("/* signed out: the browser's cache of this site is cleared */\n"))
 }
+
+// CheckTemplates parses every page and mail template with the overrides of
+// dir, as New will, and names the file that is unknown or does not parse.
+func CheckTemplates(dir string) error {
+	if _, err := loadPages(dir, "check"); err != nil {
+		return err
+	}
+	_, err := loadMailTemplates(dir)
+	return err
+}

@@ -84,7 +84,7 @@ type linkExpired struct {
 // linkKinds holds the words of the link-expired page per kind of link.
 var linkKinds = map[string]linkExpired{
 	"reset": {Title: "This reset link has expired", What: "password reset link",
-		Next: "Each link works once, for a limited time, and only the newest one you asked for. Ask for a new one: it takes a minute.",
+		Next:   "Each link works once, for a limited time, and only the newest one you asked for. Ask for a new one: it takes a minute.",
 		AskURL: "/auth/forgot", AskText: "Ask for a new link", Code: "invalid_token"},
 	"invite": {Title: "This invitation has expired", What: "invitation link",
 		Next: "Invitations work once and for a limited time. Ask the person who invited you to send a new one.",

@@ -38,6 +38,8 @@ type Config struct {
 	SMTP          SMTPConfig
 	MailDir       string
 	MailTemplates string
+	AppName       string // --app-name, defaulted to the base URL's host
+	TemplatesDir  string // --templates-dir
 
 	Google OAuthConfig
 	GitHub OAuthConfig

@@ -57,6 +57,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	oauthFlags(fs, "github", "GitHub", &c.GitHub)
 	fs.StringVar(&c.GitHub.APIURL, "github-api-url", "https://api.github.com", "base URL of the GitHub API (GET /user, GET /user/emails)")
 	policyFlags(fs, c)
+	pageFlags(fs, c)
 	fs.StringSliceVar(&c.TLS.Domains, "tls-domain", nil, "domain to obtain a certificate for by ACME; turns on automatic HTTPS (repeatable)")
 	fs.StringVar(&c.TLS.Email, "tls-email", "", "ACME account email")
 	fs.StringVar(&c.TLS.CA, "acme-ca", "https://acme-v02.api.letsencrypt.org/directory", "ACME directory URL")
@@ -211,6 +212,9 @@ func parseServe(args []string, getenv func(string) string, out io.Writer) (Confi
 		return Config{}, err
 	}
 	if err := checkPolicy(&c); err != nil {
+		return Config{}, err
+	}
+	if err := checkPages(&c); err != nil {
 		return Config{}, err
 	}
 	if c.TrustedProxies, err = web.ParseTrustedProxies(r.trusted); err != nil {
