@@ -454,7 +454,7 @@ func (h *Handler) resetFailed(w http.ResponseWriter, r *http.Request, p web.Prob
 	case p.Detail != "":
 		form.Error = p.Detail
 	default:
-		form.Error = p.Title
+		form.Error = p.Title + "."
 	}
 	h.render(w, r, p.Status, "reset", form)
 }
