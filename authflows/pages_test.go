@@ -308,3 +308,20 @@ func TestUnlinkConfirmAndNotices(t *testing.T) {
 		t.Errorf("unknown notice shown:\n%s", p)
 	}
 }
+
+// A sign-in cancelled at the provider offers to try again with the same rd;
+// a cancelled link leads back to the account page.
+func TestOAuthFailureRetriesWithRedirect(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{})
+	b := e.newBrowser()
+	b.accept = "text/html"
+	e.github.DenyNext("access_denied")
+	r := b.flow("/auth/login/github?rd=" + url.QueryEscape("/reports?x=1"))
+	containsAll(t, "cancelled sign-in page", r.body, "<h1>Sign-in cancelled</h1>", `href="/auth/login?rd=%2Freports%3Fx%3D1"`)
+
+	u := e.newUser("lee@example.com", true)
+	b.signIn(u)
+	e.github.DenyNext("access_denied")
+	r = b.flow("/auth/link/github?rd=" + url.QueryEscape("/auth/account"))
+	containsAll(t, "cancelled link page", r.body, `<a class="button" href="/auth/account">`)
+}

@@ -159,6 +159,23 @@ func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Ac
 	}
 }
 
+// checkFocusVisible fails unless the focused element is a tag and shows a
+// focus outline of at least 2 px.
+func checkFocusVisible(t *testing.T, ctx context.Context, tag string) {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const e = document.activeElement, s = getComputedStyle(e);
+		return e.tagName + " " + s.outlineStyle + " " + parseFloat(s.outlineWidth); })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotTag, style string
+	var width float64
+	fmt.Sscanf(got, "%s %s %g", &gotTag, &style, &width)
+	if gotTag != tag || style == "none" || width < 2 {
+		t.Errorf("keyboard focus: %q, want a visible outline on a %s", got, tag)
+	}
+}
+
 // script runs JavaScript that returns true.
 func script(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -230,8 +247,9 @@ func TestBrowserJourneys(t *testing.T) {
 		t.Fatalf("deep link led to %s, want the sign-in page", loc)
 	}
 	audit.check(ctx, "login")
+	step(t, ctx, "email, then Tab", chromedp.KeyEvent("carol@example.com"), chromedp.KeyEvent("\t"))
+	checkFocusVisible(t, ctx, "INPUT")
 	step(t, ctx, "wrong password, keyboard only",
-		chromedp.KeyEvent("carol@example.com"), chromedp.KeyEvent("\t"),
 		chromedp.KeyEvent("not the password at all"), chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(`#form-error`))
 	if inv, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#password").getAttribute("aria-invalid")`)); err != nil || inv != "true" {
@@ -243,8 +261,9 @@ func TestBrowserJourneys(t *testing.T) {
 	if err != nil || focused != "password" {
 		t.Errorf("focus after a refusal: %q %v, want the password", focused, err)
 	}
-	step(t, ctx, "right password, keyboard only",
-		chromedp.KeyEvent(testPassword), chromedp.KeyEvent("\r"), chromedp.WaitNotPresent(`#password`))
+	step(t, ctx, "right password, Tab to the button", chromedp.KeyEvent(testPassword), chromedp.KeyEvent("\t"))
+	checkFocusVisible(t, ctx, "BUTTON")
+	step(t, ctx, "press the button with the keyboard", chromedp.KeyEvent("\r"), chromedp.WaitNotPresent(`#password`))
 	loc, body := where(t, ctx)
 	if loc != g.URL+deepLink || !strings.Contains(body, `"path":"/reports/2026"`) {
 		t.Fatalf("after sign-in: %s (%.200q), want %s", loc, body, g.URL+deepLink)
