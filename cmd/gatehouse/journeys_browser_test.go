@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -302,9 +303,19 @@ func TestBrowserJourneys(t *testing.T) {
 		t.Errorf("after sign-out: %.300q", body)
 	}
 	audit.check(ctx, "login-signed-out")
-	step(t, ctx, "Back after sign-out", chromedp.NavigateBack(), chromedp.WaitVisible(`body`))
-	if loc, body := where(t, ctx); strings.Contains(body, `"path":"/reports/2026"`) {
-		t.Errorf("Back after sign-out shows the protected page at %s: %.200q", loc, body)
+	// Back, then wait for the page it lands on, whether loaded afresh or
+	// restored from the back/forward cache (which fires no load event).
+	step(t, ctx, "Back after sign-out", script(`window.gatehouseBefore = true; setTimeout(() => history.back(), 0); true`))
+	landed := ""
+	for range 20 { // the poll does not survive a navigation: poll again
+		landed, _ = chromedp.Run(ctx, chromedp.Poll[string](`!window.gatehouseBefore && document.readyState === "complete" && document.body ? location.pathname + " " + document.body.innerText : ""`,
+			chromedp.WithPollingTimeout(5*time.Second)))
+		if landed != "" {
+			break
+		}
+	}
+	if landed == "" || strings.Contains(landed, `"path":"/reports/2026"`) {
+		t.Errorf("Back after sign-out shows %.200q, want the sign-in page or a fresh request", landed)
 	}
 
 	// 5. Forgot → mail → reset, starting from a sign-in page with rd: the
