@@ -101,7 +101,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	form.Redirect = localRedirect(in["rd"])
+	form = h.newLoginForm(in["rd"])
 	form.Email = in["email"]
 	email := storage.NormalizeEmail(in["email"])
 	password := normalizePassword(in["password"])

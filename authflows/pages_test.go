@@ -208,12 +208,12 @@ func TestLoginPageSignedIn(t *testing.T) {
 func TestLoginErrorTiedToInputs(t *testing.T) {
 	e := newTestEnv(t)
 	e.CreateUser(t, aliceEmail, alicePassword)
-	resp := e.PostForm("/auth/login", url.Values{"email": {aliceEmail}, "password": {"wrong password here"}})
+	resp := e.PostForm("/auth/login", url.Values{"email": {aliceEmail}, "password": {"wrong password here"}, "rd": {"/app"}})
 	page := e.Body(t, resp)
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	containsAll(t, "refused sign-in", page, `id="form-error"`, `aria-invalid="true" aria-describedby="form-error"`, `role="alert"`)
+	containsAll(t, "refused sign-in", page, `href="/auth/forgot?rd=%2Fapp"`, `value="alice@example.com"`, `id="form-error"`, `aria-invalid="true" aria-describedby="form-error"`, `role="alert"`)
 	if strings.Count(page, `aria-describedby="form-error"`) != 2 {
 		t.Errorf("both inputs should point at the error:\n%s", page)
 	}
