@@ -114,13 +114,13 @@ type ErrorPageData struct {
 	AppName string // set by authflows' overridable error page
 }
 
-var errorPage = template.Must(template.New("error").Parse(ErrorPageHTML))
+var errorPage = template.Must(template.New("error").Parse(errorPageHTML))
 
-// ErrorPageHTML is the error page: a short title, what happened and what to
+// errorPageHTML is the error page: a short title, what happened and what to
 // do, the action that fixes it, the status and code small and last.
-const ErrorPageHTML = `<!doctype html>
+const errorPageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Problem.Title}}</title><link rel="stylesheet" href="/auth/assets/style.css"></head>
+<title>{{.Help.Heading}}</title><link rel="stylesheet" href="/auth/assets/style.css"></head>
 <body><main class="card"><h1>{{.Help.Heading}}</h1>
 <p>{{.Problem.Title}}.</p>{{if .Problem.Detail}}<p>{{.Problem.Detail}}</p>{{end}}
 <p>{{.Help.Next}}</p>
