@@ -111,6 +111,10 @@ func (a *pageAudit) check(ctx context.Context, name string) {
 		return
 	}
 	a.seen[name] = true
+	// Works without JavaScript: the page has none to run.
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.scripts.length + document.querySelectorAll("[onclick],[onsubmit],[onload]").length`)); err != nil || n != 0 {
+		a.t.Errorf("%s: %d scripts or inline handlers (%v), want none", name, n, err)
+	}
 	for _, l := range looks {
 		if err := chromedp.Do(ctx, setLook(l)); err != nil {
 			a.t.Fatalf("%s: set look: %v", name, err)
