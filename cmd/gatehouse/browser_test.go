@@ -125,11 +125,12 @@ func TestBrowserSignInForgotReset(t *testing.T) {
 	if !strings.Contains(location, "/auth/login") {
 		t.Errorf("after reset the browser is at %s, want the sign-in page", location)
 	}
-	// The reset revoked the browser's session: the protected page asks to sign in again.
+	// The reset revoked the browser's session: the protected page asks to
+	// sign in again (with the email filled in after the reset).
 	_, body = browse(t, ctx,
 		chromedp.Navigate(g.URL+"/reports"),
 		chromedp.WaitVisible(`#email`),
-		chromedp.SendKeys(`#email`, "carol@example.com"),
+		chromedp.SetValue(`#email`, "carol@example.com"),
 		chromedp.SendKeys(`#password`, newPassword),
 		chromedp.Submit(`#password`),
 		chromedp.WaitNotPresent(`#password`),
