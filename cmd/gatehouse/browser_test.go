@@ -145,6 +145,13 @@ var resetLink = regexp.MustCompile(`https?://[^\s"<>]+/auth/reset\?token=[A-Za-z
 // waitForResetLink polls the mail folder for the reset message and returns its link.
 func waitForResetLink(t *testing.T, dir, base string) string {
 	t.Helper()
+	return waitForMailLink(t, dir, base, resetLink)
+}
+
+// waitForMailLink returns the first link matching link in a mail file of
+// dir, waiting for the mail to arrive.
+func waitForMailLink(t *testing.T, dir, base string, link *regexp.Regexp) string {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
@@ -161,7 +168,7 @@ func waitForResetLink(t *testing.T, dir, base string) string {
 			raw, _ := os.ReadFile(f)
 			fh.Close()
 			text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "=\r\n", ""), "=3D", "=")
-			if m := resetLink.FindString(text); m != "" && msg.Header.Get("To") != "" {
+			if m := link.FindString(text); m != "" && msg.Header.Get("To") != "" {
 				if !strings.HasPrefix(m, base) {
 					t.Fatalf("mailed link %s is not under the base URL %s", m, base)
 				}
@@ -170,7 +177,7 @@ func waitForResetLink(t *testing.T, dir, base string) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("no reset mail arrived in %s", dir)
+	t.Fatalf("no mail with a link like %s arrived in %s", link, dir)
 	return ""
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/admin"
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 )
 
@@ -224,6 +226,13 @@ func TestBrowserJourneys(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "gatehouse.db")
 	addUser(t, db, "carol@example.com", testPassword)
+	// The access policy lets in the people of the journeys; carol is taken
+	// off the list at the end to see the access-denied page.
+	emails := filepath.Join(dir, "allowed-emails")
+	allowed := "carol@example.com\ndave@example.com\nivy@example.com\n"
+	if err := os.WriteFile(emails, []byte(allowed), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	ln := listenLoopback(t)
 	base := "http://" + ln.Addr().String()
@@ -232,7 +241,7 @@ func TestBrowserJourneys(t *testing.T) {
 	google.SetIssuer("https://accounts.google.com")
 	github := oauthtest.NewGitHub(oauthtest.Client{ID: "github-client", Secret: "github-secret", RedirectURL: base + "/auth/callback/github"}, nil)
 	t.Cleanup(github.Close)
-	g := startGatehouseOn(t, ln, db, nil, "--upstream", up.URL, "--open-signup", "--app-name", "Acme Reports",
+	g := startGatehouseOn(t, ln, db, nil, "--upstream", up.URL, "--allow-emails-file", emails, "--app-name", "Acme Reports",
 		"--google-client-id", "google-client", "--google-client-secret", "google-secret",
 		"--google-auth-url", google.AuthURL(), "--google-token-url", google.TokenURL(), "--google-userinfo-url", google.UserinfoURL(),
 		"--github-client-id", "github-client", "--github-client-secret", "github-secret",
@@ -374,4 +383,86 @@ func TestBrowserJourneys(t *testing.T) {
 	}
 	step(t, fresh, "stale callback", chromedp.Navigate(g.URL+"/auth/callback/github?code=x&state=stale"), chromedp.WaitVisible(`main`))
 	audit.check(fresh, "error-sign-in-interrupted")
+
+	// 8. The account page: a wrong current password is tied to its input;
+	// a change says so; "sign out everywhere else" says so.
+	const changed = "yet another long passphrase 77"
+	step(t, ctx, "account page again", chromedp.Navigate(g.URL+"/auth/account"), chromedp.WaitVisible(`#current_password`))
+	step(t, ctx, "a wrong current password",
+		chromedp.SendKeys(`#current_password`, "not my password at all"), chromedp.SendKeys(`#password`, changed),
+		chromedp.SendKeys(`#confirm`, changed), chromedp.Submit(`#confirm`), chromedp.WaitVisible(`#password-error`))
+	if inv, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#current_password").getAttribute("aria-invalid") + " " + document.querySelector("#current_password").getAttribute("aria-describedby")`)); err != nil || inv != "true password-error" {
+		t.Errorf("current password after a refusal: %q %v, want aria-invalid tied to the error", inv, err)
+	}
+	audit.check(ctx, "account-password-error")
+	step(t, ctx, "change the password",
+		chromedp.SendKeys(`#current_password`, newPassword), chromedp.SendKeys(`#password`, changed),
+		chromedp.SendKeys(`#confirm`, changed), chromedp.Submit(`#confirm`), chromedp.WaitVisible(`.notice`))
+	if _, body := where(t, ctx); !strings.Contains(body, "Your password was changed.") || !strings.Contains(body, "(this browser)") {
+		t.Errorf("after a password change: %.400q", body)
+	}
+	audit.check(ctx, "account-password-changed")
+	step(t, ctx, "sign out everywhere else", chromedp.Click(`form[action="/auth/account/sessions/revoke-others"] button`), chromedp.WaitVisible(`.notice`))
+	if _, body := where(t, ctx); !strings.Contains(body, "Every other device was signed out.") {
+		t.Errorf("after signing out elsewhere: %.400q", body)
+	}
+
+	// 9. An invitation: the mailed link's page, an error tied to the
+	// inputs, the password set and signed in; the used link is 410.
+	adminClient, err := admin.Dial(t.Context(), filepath.Join(dir, "gatehouse.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(adminClient.Close)
+	if _, err := adminClient.AddUser(t.Context(), admin.AddUserRequest{Email: "ivy@example.com", Invite: true}); err != nil {
+		t.Fatal(err)
+	}
+	invite := waitForMailLink(t, filepath.Join(dir, "mail"), g.URL, inviteLink)
+	ivy := otherBrowser(t, ctx)
+	step(t, ivy, "open the invitation", chromedp.Navigate(invite), chromedp.WaitVisible(`#password`))
+	if user, err := chromedp.Run(ivy, chromedp.Evaluate[string](`document.querySelector('input[name="username"]').value`)); err != nil || user != "ivy@example.com" {
+		t.Errorf("invite form username: %q %v", user, err)
+	}
+	audit.check(ivy, "invite")
+	const ivyPassword = "ivy chooses a long passphrase"
+	step(t, ivy, "passwords that differ",
+		chromedp.SendKeys(`#password`, ivyPassword), chromedp.SendKeys(`#confirm`, ivyPassword+"?"),
+		chromedp.Submit(`#confirm`), chromedp.WaitVisible(`#password-error`))
+	audit.check(ivy, "invite-error")
+	step(t, ivy, "accept the invitation",
+		chromedp.SendKeys(`#password`, ivyPassword), chromedp.SendKeys(`#confirm`, ivyPassword),
+		chromedp.Submit(`#confirm`), chromedp.WaitNotPresent(`#password`))
+	if loc, body := where(t, ivy); loc != g.URL+"/" || !strings.Contains(body, "ivy@example.com") {
+		t.Errorf("after the invitation: %s %.200q", loc, body)
+	}
+	resp, err = chromedp.RunResponse(ivy, chromedp.Navigate(invite))
+	if err != nil || resp.Status != 410 {
+		t.Errorf("used invitation: %v %v, want 410", resp, err)
+	}
+	audit.check(ivy, "invite-expired")
+
+	// 10. The policy stops letting carol in (the list is re-read): her
+	// next page is the access-denied page, whose button signs her out.
+	if err := os.WriteFile(emails, []byte("dave@example.com\nivy@example.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	denied := false
+	for range 60 { // the list is re-read within seconds; wait for it, do not time it
+		step(t, ctx, "protected page", chromedp.Navigate(g.URL+"/reports/2026"), chromedp.WaitVisible(`body`))
+		if _, body := where(t, ctx); strings.Contains(body, "access_denied") {
+			denied = true
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if !denied {
+		t.Fatal("carol, off the list, still reaches the app")
+	}
+	audit.check(ctx, "access-denied")
+	step(t, ctx, "sign out from the access-denied page", chromedp.Click(`form[action="/auth/logout"] button`), chromedp.WaitVisible(`#email`))
+	if _, body := where(t, ctx); !strings.Contains(body, "You are signed out.") {
+		t.Errorf("after signing out from the access-denied page: %.300q", body)
+	}
 }
+
+var inviteLink = regexp.MustCompile(`https?://[^\s"<>]+/auth/invite\?token=[A-Za-z0-9_-]+`)
