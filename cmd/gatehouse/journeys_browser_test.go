@@ -243,7 +243,7 @@ func TestBrowserJourneys(t *testing.T) {
 	t.Cleanup(github.Close)
 	g := startGatehouseOn(t, ln, db, nil, "--upstream", up.URL, "--allow-emails-file", emails, "--app-name", "Acme Reports",
 		"--google-client-id", "google-client", "--google-client-secret", "google-secret",
-		"--google-auth-url", google.AuthURL(), "--google-token-url", google.TokenURL(), "--google-userinfo-url", google.UserinfoURL(),
+		"--google-auth-url", google.AuthURL(), "--google-token-url", google.TokenURL(), "--google-userinfo-url", google.UserinfoURL(), "--google-jwks-url", google.JWKSURL(),
 		"--github-client-id", "github-client", "--github-client-secret", "github-secret",
 		"--github-auth-url", github.AuthURL(), "--github-token-url", github.TokenURL(), "--github-api-url", github.APIURL())
 
