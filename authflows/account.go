@@ -82,7 +82,7 @@ func (h *Handler) renderAccount(w http.ResponseWriter, r *http.Request, s storag
 		Notice:      notice,
 		Error:       failure,
 		ErrorField:  field,
-		AppURL:      localRedirect(r.URL.Query().Get("rd")),
+		AppURL:      h.redirectTarget(r.URL.Query().Get("rd")),
 	})
 }
 

@@ -41,7 +41,7 @@ type loginForm struct {
 
 // newLoginForm returns the sign-in page for rd.
 func (h *Handler) newLoginForm(rd string) loginForm {
-	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks(), ForgotURL: withRedirect("/auth/forgot", rd)}
+	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks(), ForgotURL: h.withRedirect("/auth/forgot", rd)}
 }
 
 // loginPage serves the sign-in page: the form, with a notice of what just
@@ -54,7 +54,7 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	f.Notice = noticeOf(q)
 	if s, err := h.currentSession(r); err == nil {
 		f.SignedInAs = s.Email
-		f.LoginURL = withNotice(withRedirect("/auth/login", f.Redirect), "signed_out")
+		f.LoginURL = withNotice(h.withRedirect("/auth/login", f.Redirect), "signed_out")
 		h.render(w, r, http.StatusOK, "login", f)
 		return
 	}

@@ -53,9 +53,11 @@ func withNotice(path, key string) string {
 	return u.String()
 }
 
-// withRedirect is path?rd=… for a local rd other than "/", else path.
-func withRedirect(path, rd string) string {
-	if rd = localRedirect(rd); rd == "/" {
+// withRedirect is path?rd=… for an rd that a finished sign-in may follow
+// (redirectTarget: a local path, or an absolute URL of an allowed host)
+// other than "/", else path.
+func (h *Handler) withRedirect(path, rd string) string {
+	if rd = h.redirectTarget(rd); rd == "/" {
 		return path
 	}
 	return path + "?rd=" + url.QueryEscape(rd)

@@ -97,9 +97,9 @@ var linkKinds = map[string]linkExpired{
 func (h *Handler) renderLinkExpired(w http.ResponseWriter, r *http.Request, kind, rd string) {
 	page := linkKinds[kind]
 	if page.AskURL != "" {
-		page.AskURL = withRedirect(page.AskURL, rd)
+		page.AskURL = h.withRedirect(page.AskURL, rd)
 	}
-	page.LoginURL = withRedirect("/auth/login", rd)
+	page.LoginURL = h.withRedirect("/auth/login", rd)
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	web.NoStore(w.Header())
 	h.render(w, r, http.StatusGone, "link_expired", page)
@@ -112,8 +112,8 @@ func (h *Handler) forgotPage(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusOK, "forgot_sent", forgotSent{Lifetime: humanDuration(h.cfg.ResetTokenTTL)})
 		return
 	}
-	rd := localRedirect(r.URL.Query().Get("rd"))
-	h.render(w, r, http.StatusOK, "forgot", forgotForm{Redirect: rd, LoginURL: withRedirect("/auth/login", rd)})
+	rd := h.redirectTarget(r.URL.Query().Get("rd"))
+	h.render(w, r, http.StatusOK, "forgot", forgotForm{Redirect: rd, LoginURL: h.withRedirect("/auth/login", rd)})
 }
 
 // forgot asks for a reset mail. The steps:
@@ -143,7 +143,7 @@ func (h *Handler) forgot(w http.ResponseWriter, r *http.Request) {
 	if web.WantsHTML(r) {
 		// The same for every address (FG1): the rd cookie depends on the
 		// form only.
-		if rd := localRedirect(in["rd"]); rd != "/" {
+		if rd := h.redirectTarget(in["rd"]); rd != "/" {
 			http.SetCookie(w, h.placeCookie(redirectCookie, rd, "/auth/", h.cfg.ResetTokenTTL+time.Hour))
 		}
 		seeOther(w, r, "/auth/forgot?sent=1")
@@ -156,8 +156,8 @@ func (h *Handler) forgot(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) forgotRefused(w http.ResponseWriter, r *http.Request, p web.Problem, email, rd string) {
 	if web.WantsHTML(r) && p.Status < 500 {
-		rd = localRedirect(rd)
-		h.render(w, r, p.Status, "forgot", forgotForm{Email: email, Error: p.Title + ".", Redirect: rd, LoginURL: withRedirect("/auth/login", rd)})
+		rd = h.redirectTarget(rd)
+		h.render(w, r, p.Status, "forgot", forgotForm{Email: email, Error: p.Title + ".", Redirect: rd, LoginURL: h.withRedirect("/auth/login", rd)})
 		return
 	}
 	web.WriteProblem(w, r, p)
@@ -311,7 +311,7 @@ func (h *Handler) resetPage(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Referrer-Policy", "no-referrer") // RT5: the token is in the URL
 	web.NoStore(hdr)
 	resetToken := r.URL.Query().Get("token")
-	rd := localRedirect(placeCookieValue(r, redirectCookie))
+	rd := h.redirectTarget(placeCookieValue(r, redirectCookie))
 	f := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength, Redirect: rd}
 	if resetToken == "" {
 		h.renderLinkExpired(w, r, "reset", rd)
@@ -353,7 +353,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resetToken, password := in["token"], in["password"]
-	form := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength, Redirect: localRedirect(in["rd"])}
+	form := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength, Redirect: h.redirectTarget(in["rd"])}
 	tokenHash := storage.HashSecret(resetToken)
 
 	u, err := h.store.ResetTokenUser(ctx, tokenHash, h.now())
