@@ -23,8 +23,12 @@ type accountPage struct {
 	Accounts    []linkedAccount
 	Sessions    []accountSession
 	MinLength   int
-	Notice      string // after a change made on the page
+	Notice      string // what just happened (?done=, ?notice=)
 	Error       string // a refused password change
+	// ErrorField is the input the error is about ("current_password" or
+	// "password"), marked aria-invalid and tied to the error.
+	ErrorField string
+	AppURL     string // back to the app: a local ?rd=, else "/"
 }
 
 // linkedAccount is one provider row of the account page.
@@ -44,11 +48,16 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.renderAccount(w, r, s, http.StatusOK, accountNotice(r.URL.Query().Get("done")), "")
+	q := r.URL.Query()
+	notice := accountNotice(q.Get("done"))
+	if notice == "" {
+		notice = noticeOf(q)
+	}
+	h.renderAccount(w, r, s, http.StatusOK, notice, "", "")
 }
 
 // renderAccount renders the account page of the session's user.
-func (h *Handler) renderAccount(w http.ResponseWriter, r *http.Request, s storage.Session, status int, notice, failure string) {
+func (h *Handler) renderAccount(w http.ResponseWriter, r *http.Request, s storage.Session, status int, notice, failure, field string) {
 	u, err := h.store.UserByID(r.Context(), s.UserID)
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
@@ -72,6 +81,8 @@ func (h *Handler) renderAccount(w http.ResponseWriter, r *http.Request, s storag
 		MinLength:   h.cfg.PasswordMinLength,
 		Notice:      notice,
 		Error:       failure,
+		ErrorField:  field,
+		AppURL:      h.redirectTarget(r.URL.Query().Get("rd")),
 	})
 }
 
@@ -109,9 +120,37 @@ func (h *Handler) accountRows(u storage.User, ids []storage.Identity) []linkedAc
 	return rows
 }
 
-// LinkURL starts linking the provider and comes back to the account page.
+// LinkURL starts linking the provider and comes back to the account page,
+// which then says the account was linked.
 func (a linkedAccount) LinkURL() string {
-	return "/auth/link/" + url.PathEscape(a.Name) + "?rd=" + url.QueryEscape("/auth/account")
+	return "/auth/link/" + url.PathEscape(a.Name) + "?rd=" + url.QueryEscape(withNotice("/auth/account", "linked"))
+}
+
+// unlinkPage asks to confirm an unlink: GET /auth/unlink/{provider}. Its
+// form posts to /auth/unlink/{provider}. Without a session it answers per
+// --mode; for an identity that is not linked, 404 not_linked.
+func (h *Handler) unlinkPage(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("provider")
+	if _, ok := providerKind(name); !ok {
+		h.problem(w, r, errUnknownProvider)
+		return
+	}
+	s, ok := h.requireSession(w, r)
+	if !ok {
+		return
+	}
+	ids, err := h.store.IdentitiesOfUser(r.Context(), s.UserID)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
+	for _, id := range ids {
+		if id.Provider == name {
+			h.render(w, r, http.StatusOK, "unlink", linkedAccount{Name: name, Title: h.providerTitle(name), Linked: true, Email: id.Email})
+			return
+		}
+	}
+	h.problem(w, r, errNotLinked)
 }
 
 // unlink detaches the user's identity of a provider: DELETE
@@ -123,7 +162,7 @@ func (a linkedAccount) LinkURL() string {
 func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("provider")
 	if _, ok := providerKind(name); !ok {
-		web.WriteProblem(w, r, errUnknownProvider)
+		h.problem(w, r, errUnknownProvider)
 		return
 	}
 	s, ok := h.requireSession(w, r) // without one: 401 for DELETE and POST in both modes
@@ -133,11 +172,11 @@ func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 	err := h.store.UnlinkIdentity(r.Context(), s.UserID, name)
 	switch {
 	case errors.Is(err, storage.ErrNotLinked):
-		web.WriteProblem(w, r, errNotLinked)
+		h.problem(w, r, errNotLinked)
 		return
 	case errors.Is(err, storage.ErrLastLoginMethod):
 		h.oauthEvent(r, name, "refused", slog.String("user_id", s.UserID), slog.String("reason", "last login method"))
-		web.WriteProblem(w, r, errLastLoginMethod)
+		h.problem(w, r, errLastLoginMethod)
 		return
 	case err != nil:
 		h.answerStoreFailure(w, r, err)
@@ -146,7 +185,7 @@ func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 	h.oauthEvent(r, name, "unlinked", slog.String("user_id", s.UserID))
 	h.recordAudit(r, audit.IdentityUnlinked, s.UserID, s.Email, name)
 	if r.Method == http.MethodPost {
-		seeOther(w, r, "/auth/account")
+		seeOther(w, r, withNotice("/auth/account", "unlinked"))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -144,7 +144,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	password = normalizePassword(password)
-	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength); err != nil {
+	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
 		p := errWeakPassword
 		p.Detail = err.Error()
 		h.passwordChangeFailed(w, r, s, p)
@@ -194,7 +194,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) mailPasswordNotice(r *http.Request, u storage.User) {
 	now := h.now()
 	notice, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
-		Site:      h.cfg.BaseURL.Host,
+		Site:      h.cfg.AppName,
 		Email:     u.Email,
 		Time:      now.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
 		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
@@ -217,11 +217,18 @@ func (h *Handler) passwordChangeFailed(w http.ResponseWriter, r *http.Request, s
 		web.WriteProblem(w, r, p)
 		return
 	}
-	msg := p.Title
+	msg := p.Title + "."
 	if p.Detail != "" {
 		msg = p.Detail
 	}
-	h.renderAccount(w, r, s, p.Status, "", msg)
+	field := ""
+	switch p.Code {
+	case errWrongPassword.Code:
+		field = "current_password"
+	case errWeakPassword.Code, errPasswordMismatch.Code:
+		field = "password"
+	}
+	h.renderAccount(w, r, s, p.Status, "", msg, field)
 }
 
 // accountNotice is the line shown after a change made on the page.

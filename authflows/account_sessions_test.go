@@ -241,7 +241,9 @@ func TestInviteFlow(t *testing.T) {
 	if resp := e.PostForm("/auth/invite", form); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || e.SessionCookie(resp) == nil {
 		t.Errorf("form accept: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	if page := e.Body(t, e.PostForm("/auth/invite", form)); !strings.Contains(page, "Link expired") {
+	if resp := e.PostForm("/auth/invite", form); resp.StatusCode != http.StatusGone {
+		t.Errorf("a used invitation's form post: %d", resp.StatusCode)
+	} else if page := e.Body(t, resp); !strings.Contains(page, "This invitation has expired") || strings.Contains(page, `name="password"`) {
 		t.Errorf("a used invitation's form post: %s", page)
 	}
 

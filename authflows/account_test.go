@@ -47,7 +47,7 @@ func TestOAuthUnlink(t *testing.T) {
 	b2.signIn(pw)
 	e.github.SetNext(oauthtest.Account{Subject: "6", Email: "ivy@example.com", EmailVerified: true})
 	b2.flow("/auth/link/github")
-	if a := b2.postForm("/auth/unlink/github"); a.status != http.StatusSeeOther || a.location() != "/auth/account" {
+	if a := b2.postForm("/auth/unlink/github"); a.status != http.StatusSeeOther || a.location() != "/auth/account?notice=unlinked" {
 		t.Errorf("form unlink: %d to %q (%s)", a.status, a.location(), a.body)
 	}
 	if ids := e.identities(pw.ID); len(ids) != 0 {
@@ -90,15 +90,16 @@ func TestOAuthAccountPage(t *testing.T) {
 		"judy@example.com",
 		"Password: set",
 		"judy.gh@example.com",
-		`action="/auth/unlink/github"`,
-		`href="/auth/link/google?rd=%2Fauth%2Faccount"`,
+		`href="/auth/unlink/github"`,
+		`href="/auth/link/google?rd=%2Fauth%2Faccount%3Fnotice%3Dlinked"`,
+		`<a class="button" href="/">Back to `,
 		`action="/auth/logout"`,
 	} {
 		if !strings.Contains(a.body, want) {
 			t.Errorf("account page lacks %q:\n%s", want, a.body)
 		}
 	}
-	if strings.Contains(a.body, `action="/auth/unlink/google"`) {
+	if strings.Contains(a.body, `href="/auth/unlink/google"`) {
 		t.Error("Unlink offered for a provider that is not linked")
 	}
 	if a.header.Get("Cache-Control") != "no-store" {
@@ -119,7 +120,7 @@ func TestOAuthAccountPageOnlyMethod(t *testing.T) {
 	b := e.newBrowser()
 	b.flow("/auth/login/google")
 	a := b.get("/auth/account")
-	if !strings.Contains(a.body, "your only way to sign in") || strings.Contains(a.body, `action="/auth/unlink/google"`) || !strings.Contains(a.body, "Set a password") {
+	if !strings.Contains(a.body, "your only way to sign in") || strings.Contains(a.body, `href="/auth/unlink/google"`) || !strings.Contains(a.body, "Set a password") {
 		t.Errorf("account page of a password-less user:\n%s", a.body)
 	}
 }

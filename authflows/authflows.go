@@ -68,6 +68,13 @@ type Config struct {
 
 	// MailTemplates is a directory whose files override the embedded mail templates.
 	MailTemplates string
+	// TemplatesDir is a directory whose files override embedded page
+	// (NAME.html, style.css) and mail (NAME.*.tmpl) templates by file name;
+	// MailTemplates, when set, wins for mails.
+	TemplatesDir string
+	// AppName is shown in page titles, headings and mail subjects; the
+	// host of BaseURL when empty.
+	AppName string
 	// WakeMailer is called after mail was queued so that delivery starts at once.
 	WakeMailer func()
 
@@ -130,6 +137,12 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.InviteTTL <= 0 {
 		cfg.InviteTTL = 72 * time.Hour
 	}
+	if cfg.AppName == "" {
+		cfg.AppName = cfg.BaseURL.Host
+	}
+	if cfg.MailTemplates == "" {
+		cfg.MailTemplates = cfg.TemplatesDir
+	}
 	if cfg.Hash == (HashParams{}) {
 		cfg.Hash = DefaultHashParams
 	}
@@ -141,7 +154,7 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if h.metrics, err = newMetrics(cfg.Registerer); err != nil {
 		return nil, err
 	}
-	if h.pages, err = loadPages(); err != nil {
+	if h.pages, err = loadPages(cfg.TemplatesDir, cfg.AppName); err != nil {
 		return nil, err
 	}
 	if h.mails, err = loadMailTemplates(cfg.MailTemplates); err != nil {
@@ -178,7 +191,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /auth/login/{provider}", h.oauthLogin)
 	m.HandleFunc("GET /auth/link/{provider}", h.oauthLink)
 	m.HandleFunc("DELETE /auth/link/{provider}", h.unlink)
-	m.HandleFunc("POST /auth/unlink/{provider}", h.unlink) // the account page's form
+	m.HandleFunc("GET /auth/unlink/{provider}", h.unlinkPage) // asks to confirm
+	m.HandleFunc("POST /auth/unlink/{provider}", h.unlink)    // the confirm page's form
 	m.HandleFunc("GET /auth/callback/{provider}", h.callback)
 	m.HandleFunc("GET /auth/account", h.account)
 	m.HandleFunc("POST /auth/account/password", h.changePassword)
@@ -218,7 +232,7 @@ func (h *Handler) middleware(next http.Handler) http.Handler {
 }
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
-	web.WriteProblem(w, r, web.NewProblem(http.StatusNotFound, "not_found", "Not found"))
+	h.problem(w, r, web.NewProblem(http.StatusNotFound, "not_found", "Not found"))
 }
 
 // event writes one structured event line (LG2): the event name, the client IP

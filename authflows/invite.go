@@ -34,7 +34,7 @@ func (h *Handler) prepareInvite(ctx context.Context, job storage.Mail) (storage.
 	inviteToken := newSecret()
 	now := h.now()
 	m, err := h.mails.render(mailInvite, u.Email, mailData{
-		Site:     h.cfg.BaseURL.Host,
+		Site:     h.cfg.AppName,
 		Email:    u.Email,
 		Link:     h.absoluteURL("/auth/invite", "token", inviteToken),
 		Lifetime: humanDuration(h.cfg.InviteTTL),
@@ -51,18 +51,29 @@ func (h *Handler) prepareInvite(ctx context.Context, job storage.Mail) (storage.
 }
 
 // invitePage renders the form behind the mailed link without consuming the
-// token; an invalid token gets the "link expired" page.
+// token; a used, expired or unknown token gets the 410 "link expired" page
+// of an invitation. The form carries the account's email for password
+// managers.
 func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	hdr.Set("Referrer-Policy", "no-referrer") // the token is in the URL
+	web.NoStore(hdr)
 	inviteToken := r.URL.Query().Get("token")
-	f := resetForm{Token: inviteToken, MinLength: h.cfg.PasswordMinLength}
+	f := resetForm{Token: inviteToken, MinLength: h.cfg.PasswordMinLength, Redirect: "/"}
 	if inviteToken == "" {
-		f.Invalid = true
-	} else if _, err := h.store.InviteTokenUser(r.Context(), storage.HashSecret(inviteToken), h.now()); errors.Is(err, storage.ErrNotFound) {
-		f.Invalid = true
-	} else if err != nil {
+		h.renderLinkExpired(w, r, "invite", "/")
+		return
+	}
+	u, err := h.store.InviteTokenUser(r.Context(), storage.HashSecret(inviteToken), h.now())
+	if errors.Is(err, storage.ErrNotFound) || err == nil && u.Disabled {
+		h.renderLinkExpired(w, r, "invite", "/")
+		return
+	}
+	if err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("invite page: check token: %w", err))
 		return
 	}
+	f.Email = u.Email
 	h.render(w, r, http.StatusOK, "invite", f)
 }
 
@@ -93,12 +104,13 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		h.answerStoreFailure(w, r, fmt.Errorf("invite: check token: %w", err))
 		return
 	}
+	form.Email = u.Email
 	if c, ok := in["confirm"]; ok && c != password {
 		h.inviteFailed(w, r, errPasswordMismatch, "password_mismatch", form)
 		return
 	}
 	password = normalizePassword(password)
-	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength); err != nil {
+	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
 		p := errWeakPassword
 		p.Detail = err.Error()
 		h.inviteFailed(w, r, p, "weak_password", form)
@@ -146,20 +158,24 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 }
 
 // inviteFailed logs a refused invitation and answers p: a browser gets the
-// page again, with the error or the "link expired" text.
+// page again with the error tied to the password inputs, or for a used,
+// expired or unknown token the 410 "link expired" page of an invitation (a
+// JSON POST keeps 400 invalid_token).
 func (h *Handler) inviteFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
 	h.event(r, "invite_failed", slog.String("reason", reason))
 	if !web.WantsHTML(r) || (form.Token == "" && p.Code != errInvalidInvite.Code) {
 		web.WriteProblem(w, r, p)
 		return
 	}
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	switch {
 	case p.Code == errInvalidInvite.Code:
-		form.Invalid = true
+		h.renderLinkExpired(w, r, "invite", "/")
+		return
 	case p.Detail != "":
 		form.Error = p.Detail
 	default:
-		form.Error = p.Title
+		form.Error = p.Title + "."
 	}
 	h.render(w, r, p.Status, "invite", form)
 }

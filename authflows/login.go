@@ -28,6 +28,12 @@ type loginForm struct {
 	Notice    string
 	Error     string
 	Providers []providerLink // one button per configured provider
+	ForgotURL string         // the forgot page, keeping rd
+
+	// SignedInAs is the email of a browser that is already signed in: the
+	// page offers "continue" (to rd) and "sign out" instead of the form.
+	SignedInAs string
+	LoginURL   string // where "sign out" leads: this page, signed out
 	// ClearCache loads clearCacheAsset: the page follows a sign-out or a
 	// completed reset (CS1).
 	ClearCache bool
@@ -35,20 +41,31 @@ type loginForm struct {
 
 // newLoginForm returns the sign-in page for rd.
 func (h *Handler) newLoginForm(rd string) loginForm {
-	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks()}
+	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks(), ForgotURL: h.withRedirect("/auth/forgot", rd)}
 }
 
-// loginPage serves the sign-in page. ?reset=1 is where a completed password
-// reset lands.
+// loginPage serves the sign-in page: the form, with a notice of what just
+// happened (?notice=, ?reset=1 after a reset) and the email filled in after
+// a reset; or, for a browser that is signed in already, who it is with
+// "continue" and "sign out".
 func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := h.newLoginForm(q.Get("rd"))
+	f.Notice = noticeOf(q)
+	if s, err := h.currentSession(r); err == nil {
+		f.SignedInAs = s.Email
+		f.LoginURL = withNotice(h.withRedirect("/auth/login", f.Redirect), "signed_out")
+		h.render(w, r, http.StatusOK, "login", f)
+		return
+	}
+	f.Email = placeCookieValue(r, emailHintCookie)
 	switch {
-	case q.Get("reset") == "1":
-		f.Notice = "Your password was changed, sign in."
+	case q.Get("reset") == "1" || q.Get("notice") == "password_reset":
 		f.ClearCache = true
 	case h.justSignedOut(w, r):
-		f.Notice = "You have signed out."
+		if f.Notice == "" {
+			f.Notice = notices["signed_out"]
+		}
 		f.ClearCache = true
 	}
 	h.render(w, r, http.StatusOK, "login", f)
@@ -87,7 +104,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	form.Redirect = h.redirectTarget(in["rd"])
+	form = h.newLoginForm(in["rd"])
 	form.Email = in["email"]
 	email := storage.NormalizeEmail(in["email"])
 	password := normalizePassword(in["password"])
@@ -166,6 +183,9 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	h.event(r, "login_ok", slog.String("user_id", u.ID))
 	h.recordAudit(r, audit.Login, u.ID, u.Email, "")
 	h.metrics.logins.WithLabelValues("ok").Inc()
+	if _, err := r.Cookie(emailHintCookie); err == nil {
+		http.SetCookie(w, h.placeCookie(emailHintCookie, "", "/auth/login", -1))
+	}
 	if web.WantsHTML(r) {
 		seeOther(w, r, form.Redirect)
 		return
@@ -237,6 +257,9 @@ func (h *Handler) loginRefused(w http.ResponseWriter, r *http.Request, p web.Pro
 		return
 	}
 	form.Error = p.Title + "."
+	if p.Code == errRateLimited.Code {
+		form.Error += " Wait a few minutes, or ask for a reset link."
+	}
 	h.render(w, r, p.Status, "login", form)
 }
 
@@ -262,9 +285,9 @@ func logEmail(email string) string {
 }
 
 // logout deletes the request's session and expires the cookie (SS6). It
-// answers 204 (a form: 303 to the sign-in page, which clears the cache
-// again) with or without a session, and tells the browser to drop its
-// cache of the site (CS1).
+// answers 204 (a form: 303 to a local rd, else to the sign-in page, which
+// clears the cache again and says "signed out") with or without a session,
+// and tells the browser to drop its cache of the site (CS1).
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	h.expireCookie(w)
 	clearSiteCache(w)
@@ -290,8 +313,14 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if web.WantsHTML(r) {
+		// The contract's address exactly; the sign-in page clears the
+		// cache and says "signed out" from a one-minute marker cookie.
+		next := "/auth/login"
 		h.markSignedOut(w)
-		seeOther(w, r, "/auth/login")
+		if in, err := readInput(r, "rd"); err == nil && in["rd"] != "" && localRedirect(in["rd"]) == in["rd"] {
+			next = in["rd"]
+		}
+		seeOther(w, r, next)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

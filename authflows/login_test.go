@@ -29,7 +29,7 @@ func TestLoginPage(t *testing.T) {
 		want, absent []string
 	}{
 		{"form", "/auth/login", []string{
-			`<form method="post" action="/auth/login">`,
+			`<form method="post">`,
 			`name="email"`, `name="password"`, `type="password"`,
 			`<input type="hidden" name="rd" value="/">`,
 			`href="/auth/forgot"`,

@@ -33,7 +33,7 @@ var mailTemplateFS embed.FS
 // mailData is what a mail template can use. Link and Lifetime are set for
 // the reset mail only, Time and ForgotURL for the notice.
 type mailData struct {
-	Site      string // the host of the base URL
+	Site      string // the app name (--app-name; default the host of the base URL)
 	Email     string // the recipient, the account's stored address
 	Link      string // {base-url}/auth/reset?token=…
 	Lifetime  string // how long the link works, e.g. "30 minutes"

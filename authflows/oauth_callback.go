@@ -61,16 +61,16 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	if e := q.Get("error"); e != "" {
 		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "provider answered "+clip(e, 64)))
 		if e == "access_denied" {
-			web.WriteProblem(w, r, errAccessDenied)
+			web.WriteProblem(w, r, h.retryFrom(errAccessDenied, flow))
 		} else {
-			web.WriteProblem(w, r, errProviderFailed)
+			web.WriteProblem(w, r, h.retryFrom(errProviderFailed, flow))
 		}
 		return
 	}
 	code := q.Get("code")
 	if code == "" {
 		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "no code"))
-		web.WriteProblem(w, r, errNoCode)
+		web.WriteProblem(w, r, h.retryFrom(errNoCode, flow))
 		return
 	}
 	id, err := p.identify(r.Context(), code, flow)
@@ -80,11 +80,11 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", err.Error()))
 		switch {
 		case errors.As(err, &tokenErr):
-			web.WriteProblem(w, r, errInvalidIDToken)
+			web.WriteProblem(w, r, h.retryFrom(errInvalidIDToken, flow))
 		case errors.As(err, &scopeErr):
-			web.WriteProblem(w, r, errInsufficientScope)
+			web.WriteProblem(w, r, h.retryFrom(errInsufficientScope, flow))
 		default:
-			web.WriteProblem(w, r, errProviderFailed)
+			web.WriteProblem(w, r, h.retryFrom(errProviderFailed, flow))
 		}
 		return
 	}
@@ -135,6 +135,17 @@ func (h *Handler) takeFlow(r *http.Request, p *provider) (storage.OAuthFlow, sto
 		return flow, s, "", nil
 	}
 	return none, storage.Session{}, "unknown purpose", nil
+}
+
+// retryFrom points the error page's action of a failed flow where the user
+// tries again: the sign-in page with the flow's rd, or the account page for
+// a link.
+func (h *Handler) retryFrom(p web.Problem, flow storage.OAuthFlow) web.Problem {
+	p.ActionURL = h.withRedirect("/auth/login", flow.Redirect)
+	if flow.Purpose == storage.PurposeLink {
+		p.ActionURL = "/auth/account"
+	}
+	return p
 }
 
 func sameHash(a, b storage.Hash) bool { return subtle.ConstantTimeCompare(a[:], b[:]) == 1 }

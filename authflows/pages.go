@@ -3,11 +3,15 @@ package authflows
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
+	"os"
 	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -23,29 +27,95 @@ type pages struct {
 }
 
 // loadPages parses pages/layout.html with every other pages/*.html file. A
-// page file defines "title" and "content".
-func loadPages() (*pages, error) {
+// page file defines "title" and "content", and may define "head". A file of
+// the same name in dir (--templates-dir), when dir is set, replaces the
+// embedded one; a page file there that is not one of the embedded names is
+// an error, and so is one that does not parse, naming the file. appName is
+// what {{appName}} writes.
+func loadPages(dir, appName string) (*pages, error) {
 	p := &pages{byName: map[string]*template.Template{}}
 	var err error
-	if p.style, err = pageFS.ReadFile("pages/style.css"); err != nil {
+	if p.style, err = readPageFile(dir, "style.css"); err != nil {
 		return nil, err
 	}
 	files, err := fs.Glob(pageFS, "pages/*.html")
 	if err != nil {
 		return nil, err
 	}
+	var known []string
 	for _, f := range files {
-		name := strings.TrimSuffix(path.Base(f), ".html")
+		known = append(known, path.Base(f))
+	}
+	if dir != "" {
+		if err := checkPageDir(dir, known); err != nil {
+			return nil, err
+		}
+	}
+	funcs := template.FuncMap{"appName": func() string { return appName }}
+	layout, err := readPageFile(dir, "layout.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, file := range known {
+		name := strings.TrimSuffix(file, ".html")
 		if name == "layout" {
 			continue
 		}
-		t, err := template.ParseFS(pageFS, "pages/layout.html", f)
+		src, err := readPageFile(dir, file)
 		if err != nil {
-			return nil, fmt.Errorf("page %s: %w", name, err)
+			return nil, err
+		}
+		t, err := template.New("layout.html").Funcs(funcs).Parse(string(layout))
+		if err != nil {
+			return nil, fmt.Errorf("page template %s: %w", pageSource(dir, "layout.html"), err)
+		}
+		if _, err := t.New(file).Parse(string(src)); err != nil {
+			return nil, fmt.Errorf("page template %s: %w", pageSource(dir, file), err)
+		}
+		if t.Lookup("layout") == nil || t.Lookup("content") == nil {
+			return nil, fmt.Errorf("page template %s: defines no \"content\" (or the layout no \"layout\")", pageSource(dir, file))
 		}
 		p.byName[name] = t
 	}
 	return p, nil
+}
+
+// readPageFile reads name from dir when it holds it, else the embedded copy.
+func readPageFile(dir, name string) ([]byte, error) {
+	if dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("page template: %w", err)
+		}
+	}
+	return pageFS.ReadFile("pages/" + name)
+}
+
+// pageSource names where a page template came from, for start errors.
+func pageSource(dir, name string) string {
+	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return filepath.Join(dir, name)
+		}
+	}
+	return "pages/" + name + " (embedded)"
+}
+
+// checkPageDir refuses a missing directory and an unknown .html file in it.
+func checkPageDir(dir string, known []string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("templates: %w", err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".html") && !slices.Contains(known, e.Name()) {
+			return fmt.Errorf("templates: unknown page file %s in %s (known: %s)", e.Name(), dir, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }
 
 // render writes the named page with status. Pages carry a strict CSP (no
@@ -68,9 +138,30 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	_, _ = w.Write(buf.Bytes())
 }
 
+// problem answers p: for a browser the error page (pages/error.html, which
+// --templates-dir may replace), otherwise problem+json.
+func (h *Handler) problem(w http.ResponseWriter, r *http.Request, p web.Problem) {
+	if !web.WantsHTML(r) {
+		web.WriteProblem(w, r, p)
+		return
+	}
+	web.NoStore(w.Header())
+	h.render(w, r, p.Status, "error", web.ErrorPageData{Problem: p, Help: web.HelpFor(r, p), AppName: h.cfg.AppName})
+}
+
 // serveStyle serves the stylesheet. Like every answer under /auth/ it is
 // not cacheable (the contract's rule; the file is small).
 func (h *Handler) serveStyle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	_, _ = w.Write(h.pages.style)
+}
+
+// CheckTemplates parses every page and mail template with the overrides of
+// dir, as New will, and names the file that is unknown or does not parse.
+func CheckTemplates(dir string) error {
+	if _, err := loadPages(dir, "check"); err != nil {
+		return err
+	}
+	_, err := loadMailTemplates(dir)
+	return err
 }

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"strings"
+	"time"
 
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
@@ -46,8 +48,10 @@ const (
 
 // forgotForm is the forgot page: the form, or after an error the form again.
 type forgotForm struct {
-	Email string
-	Error string
+	Email    string
+	Error    string
+	Redirect string // rd, kept to the reset page in this browser
+	LoginURL string // back to sign in, keeping rd
 }
 
 // forgotSent is the "check your mail" page, the same for every address.
@@ -58,7 +62,41 @@ type resetForm struct {
 	Token     string
 	MinLength int
 	Error     string
-	Invalid   bool // the token is unknown, used, expired or superseded: no form
+	Email     string // the account's address, for password managers
+	Redirect  string // rd, kept through to the sign-in page
+}
+
+// linkExpired is the 410 page of a used, expired or unknown emailed link
+// (pages/link_expired.html). Kind-specific words come from linkKinds, so
+// that every kind of mailed link (reset, invite) shares the page.
+type linkExpired struct {
+	Title, What, Next string
+	AskURL, AskText   string // the way to a new link; none when empty
+	LoginURL          string
+	Code              string
+}
+
+// linkKinds holds the words of the link-expired page per kind of link.
+var linkKinds = map[string]linkExpired{
+	"reset": {Title: "This reset link has expired", What: "password reset link",
+		Next:   "Each link works once, for a limited time, and only the newest one you asked for. Ask for a new one: it takes a minute.",
+		AskURL: "/auth/forgot", AskText: "Ask for a new link", Code: "invalid_token"},
+	"invite": {Title: "This invitation has expired", What: "invitation link",
+		Next: "Invitations work once and for a limited time. Ask the person who invited you to send a new one.",
+		Code: "invalid_token"},
+}
+
+// renderLinkExpired answers 410 with the link-expired page of kind, keeping
+// rd on its links.
+func (h *Handler) renderLinkExpired(w http.ResponseWriter, r *http.Request, kind, rd string) {
+	page := linkKinds[kind]
+	if page.AskURL != "" {
+		page.AskURL = h.withRedirect(page.AskURL, rd)
+	}
+	page.LoginURL = h.withRedirect("/auth/login", rd)
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	web.NoStore(w.Header())
+	h.render(w, r, http.StatusGone, "link_expired", page)
 }
 
 // forgotPage serves the forgot form, or with ?sent=1 the page every form
@@ -68,7 +106,8 @@ func (h *Handler) forgotPage(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusOK, "forgot_sent", forgotSent{Lifetime: humanDuration(h.cfg.ResetTokenTTL)})
 		return
 	}
-	h.render(w, r, http.StatusOK, "forgot", forgotForm{})
+	rd := h.redirectTarget(r.URL.Query().Get("rd"))
+	h.render(w, r, http.StatusOK, "forgot", forgotForm{Redirect: rd, LoginURL: h.withRedirect("/auth/login", rd)})
 }
 
 // forgot asks for a reset mail. The steps:
@@ -85,14 +124,14 @@ func (h *Handler) forgotPage(w http.ResponseWriter, r *http.Request) {
 //
 // Nothing else on the account changes (FG5): no session, no password.
 func (h *Handler) forgot(w http.ResponseWriter, r *http.Request) {
-	in, err := readInput(r, "email")
+	in, err := readInput(r, "email", "rd")
 	if err != nil {
-		h.forgotRefused(w, r, problemFor(err), "")
+		h.forgotRefused(w, r, problemFor(err), "", "")
 		return
 	}
 	email, ok := validEmail(in["email"])
 	if !ok {
-		h.forgotRefused(w, r, errInvalidEmail, in["email"])
+		h.forgotRefused(w, r, errInvalidEmail, in["email"], in["rd"])
 		return
 	}
 	if err := h.requestReset(r, email); err != nil {
@@ -100,6 +139,11 @@ func (h *Handler) forgot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if web.WantsHTML(r) {
+		// The same for every address (FG1): the rd cookie depends on the
+		// form only.
+		if rd := h.redirectTarget(in["rd"]); rd != "/" {
+			http.SetCookie(w, h.placeCookie(redirectCookie, rd, "/auth/", h.cfg.ResetTokenTTL+time.Hour))
+		}
 		seeOther(w, r, "/auth/forgot?sent=1")
 		return
 	}
@@ -108,9 +152,10 @@ func (h *Handler) forgot(w http.ResponseWriter, r *http.Request) {
 	}{"accepted"})
 }
 
-func (h *Handler) forgotRefused(w http.ResponseWriter, r *http.Request, p web.Problem, email string) {
+func (h *Handler) forgotRefused(w http.ResponseWriter, r *http.Request, p web.Problem, email, rd string) {
 	if web.WantsHTML(r) && p.Status < 500 {
-		h.render(w, r, p.Status, "forgot", forgotForm{Email: email, Error: p.Title})
+		rd = h.redirectTarget(rd)
+		h.render(w, r, p.Status, "forgot", forgotForm{Email: email, Error: p.Title + ".", Redirect: rd, LoginURL: h.withRedirect("/auth/login", rd)})
 		return
 	}
 	web.WriteProblem(w, r, p)
@@ -200,7 +245,7 @@ func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Ma
 	resetToken := newSecret()
 	now := h.now()
 	m, err := h.mails.render(mailReset, u.Email, mailData{
-		Site:     h.cfg.BaseURL.Host,
+		Site:     h.cfg.AppName,
 		Email:    u.Email,
 		Link:     h.absoluteURL("/auth/reset", "token", resetToken),
 		Lifetime: humanDuration(h.cfg.ResetTokenTTL),
@@ -245,15 +290,21 @@ func (h *Handler) resetPage(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Referrer-Policy", "no-referrer") // RT5: the token is in the URL
 	web.NoStore(hdr)
 	resetToken := r.URL.Query().Get("token")
-	f := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength}
+	rd := h.redirectTarget(placeCookieValue(r, redirectCookie))
+	f := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength, Redirect: rd}
 	if resetToken == "" {
-		f.Invalid = true
-	} else if _, err := h.store.ResetTokenUser(r.Context(), storage.HashSecret(resetToken), h.now()); errors.Is(err, storage.ErrNotFound) {
-		f.Invalid = true
+		h.renderLinkExpired(w, r, "reset", rd)
+		return
+	}
+	u, err := h.store.ResetTokenUser(r.Context(), storage.HashSecret(resetToken), h.now())
+	if errors.Is(err, storage.ErrNotFound) {
+		h.renderLinkExpired(w, r, "reset", rd)
+		return
 	} else if err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("reset page: check token: %w", err))
 		return
 	}
+	f.Email = u.Email
 	h.render(w, r, http.StatusOK, "reset", f)
 }
 
@@ -275,13 +326,13 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		h.resetFailed(w, r, errRateLimited, "throttled", resetForm{})
 		return
 	}
-	in, err := readInput(r, "token", "password", "confirm")
+	in, err := readInput(r, "token", "password", "confirm", "rd")
 	if err != nil {
 		h.resetFailed(w, r, problemFor(err), "invalid_request", resetForm{})
 		return
 	}
 	resetToken, password := in["token"], in["password"]
-	form := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength}
+	form := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength, Redirect: h.redirectTarget(in["rd"])}
 	tokenHash := storage.HashSecret(resetToken)
 
 	u, err := h.store.ResetTokenUser(ctx, tokenHash, h.now())
@@ -295,6 +346,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if c, ok := in["confirm"]; ok && c != password {
+		form.Email = u.Email
 		h.resetFailed(w, r, errPasswordMismatch, "password_mismatch", form)
 		return
 	}
@@ -302,6 +354,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
 		p := errWeakPassword
 		p.Detail = err.Error()
+		form.Email = u.Email
 		h.resetFailed(w, r, p, "weak_password", form)
 		return
 	}
@@ -318,7 +371,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 
 	now := h.now()
 	notice, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
-		Site:      h.cfg.BaseURL.Host,
+		Site:      h.cfg.AppName,
 		Email:     u.Email,
 		Time:      now.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
 		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
@@ -350,7 +403,17 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	}
 	clearSiteCache(w) // CS1: this browser's cached pages go too
 	if web.WantsHTML(r) {
-		seeOther(w, r, "/auth/login?reset=1")
+		// The sign-in page fills in the email and goes on to the page the
+		// user wanted before "forgot".
+		http.SetCookie(w, h.placeCookie(emailHintCookie, u.Email, "/auth/login", emailHintTTL))
+		if _, err := r.Cookie(redirectCookie); err == nil {
+			http.SetCookie(w, h.placeCookie(redirectCookie, "", "/auth/", -1))
+		}
+		next := "/auth/login?reset=1"
+		if form.Redirect != "/" {
+			next += "&rd=" + url.QueryEscape(form.Redirect)
+		}
+		seeOther(w, r, next)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -360,7 +423,8 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 
 // resetFailed logs and counts a refused reset and answers p. A browser that
 // posted the form gets the reset page again, with the error above the form
-// or, for a bad token, the "link expired" page; other answers are problems.
+// or, for a bad token, the 410 "link expired" page; other answers are
+// problems (a JSON POST with a bad token keeps 400 invalid_token).
 func (h *Handler) resetFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
 	h.event(r, "reset_failed", slog.String("reason", reason))
 	h.metrics.resets.WithLabelValues(reason).Inc()
@@ -371,11 +435,12 @@ func (h *Handler) resetFailed(w http.ResponseWriter, r *http.Request, p web.Prob
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	switch {
 	case p.Code == errInvalidToken.Code:
-		form.Invalid = true
+		h.renderLinkExpired(w, r, "reset", form.Redirect)
+		return
 	case p.Detail != "":
 		form.Error = p.Detail
 	default:
-		form.Error = p.Title
+		form.Error = p.Title + "."
 	}
 	h.render(w, r, p.Status, "reset", form)
 }

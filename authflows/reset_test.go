@@ -50,11 +50,11 @@ func TestResetPageDoesNotConsumeToken(t *testing.T) {
 		t.Fatalf("reset after three GETs: %d %s", resp.StatusCode, e.Body(t, resp))
 	}
 
-	// A used or made-up token shows "link expired", not a form.
+	// A used or made-up token answers 410 "link expired", not a form.
 	for _, target := range []string{"/auth/reset?token=" + token, "/auth/reset?token=bogus", "/auth/reset"} {
 		resp := e.Get(target)
 		body := e.Body(t, resp)
-		if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Link expired") || strings.Contains(body, `name="password"`) {
+		if resp.StatusCode != http.StatusGone || !strings.Contains(body, "This reset link has expired") || !strings.Contains(body, `href="/auth/forgot"`) || strings.Contains(body, `name="password"`) {
 			t.Errorf("%s: %d %s", target, resp.StatusCode, body)
 		}
 		if resp.Header.Get("Referrer-Policy") != "no-referrer" || resp.Header.Get("Cache-Control") != "no-store" {
@@ -346,7 +346,7 @@ func TestResetForm(t *testing.T) {
 		t.Fatalf("a session cookie was set: %+v", c)
 	}
 	resp = e.PostForm("/auth/reset", url.Values{"token": {token}, "password": {freshPassword}, "confirm": {freshPassword}})
-	if body := e.Body(t, resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Link expired") {
+	if body := e.Body(t, resp); resp.StatusCode != http.StatusGone || !strings.Contains(body, "This reset link has expired") {
 		t.Fatalf("reused token: %d %s", resp.StatusCode, body)
 	}
 	e.Login(t, "alice@example.com", freshPassword)

@@ -134,5 +134,5 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if p.Status >= 500 {
 		h.log.ErrorContext(r.Context(), "auth request failed", "path", r.URL.Path, "err", err)
 	}
-	web.WriteProblem(w, r, p)
+	h.problem(w, r, p)
 }

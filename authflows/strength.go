@@ -134,8 +134,12 @@ func weakPart(sequence []*match.Match) string {
 	return "it follows a common pattern."
 }
 
-// appNames is the app's name as password context: the host of --base-url,
-// which is also --app-name's default.
+// appNames is the app's name as password context: --app-name and the host
+// of --base-url (--app-name's default, then named once).
 func (h *Handler) appNames() []string {
-	return []string{h.cfg.BaseURL.Hostname()}
+	host := h.cfg.BaseURL.Hostname()
+	if name := strings.TrimSpace(h.cfg.AppName); name != "" && !strings.EqualFold(name, host) && !strings.EqualFold(name, h.cfg.BaseURL.Host) {
+		return []string{name, host}
+	}
+	return []string{host}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -123,11 +124,12 @@ func TestBrowserSignInForgotReset(t *testing.T) {
 	if !strings.Contains(location, "/auth/login") {
 		t.Errorf("after reset the browser is at %s, want the sign-in page", location)
 	}
-	// The reset revoked the browser's session: the protected page asks to sign in again.
+	// The reset revoked the browser's session: the protected page asks to
+	// sign in again (with the email filled in after the reset).
 	_, body = browse(t, ctx,
 		chromedp.Navigate(g.URL+"/reports"),
 		chromedp.WaitVisible(`#email`),
-		chromedp.SendKeys(`#email`, "carol@example.com"),
+		chromedp.SetValue(`#email`, "carol@example.com"),
 		chromedp.SendKeys(`#password`, newPassword),
 		chromedp.Submit(`#password`),
 		chromedp.WaitNotPresent(`#password`),
@@ -139,6 +141,13 @@ func TestBrowserSignInForgotReset(t *testing.T) {
 
 // waitForResetLink polls the mail folder for the reset message and returns its link.
 func waitForResetLink(t *testing.T, dir, base string) string {
+	t.Helper()
+	return waitForMailLink(t, dir, base, resetLink)
+}
+
+// waitForMailLink returns the first link matching link in a mail file of
+// dir, waiting for the mail to arrive.
+func waitForMailLink(t *testing.T, dir, base string, link *regexp.Regexp) string {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -156,7 +165,7 @@ func waitForResetLink(t *testing.T, dir, base string) string {
 			raw, _ := os.ReadFile(f)
 			fh.Close()
 			text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "=\r\n", ""), "=3D", "=")
-			if m := resetLink.FindString(text); m != "" && msg.Header.Get("To") != "" {
+			if m := link.FindString(text); m != "" && msg.Header.Get("To") != "" {
 				if !strings.HasPrefix(m, base) {
 					t.Fatalf("mailed link %s is not under the base URL %s", m, base)
 				}
@@ -165,7 +174,7 @@ func waitForResetLink(t *testing.T, dir, base string) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("no reset mail arrived in %s", dir)
+	t.Fatalf("no mail with a link like %s arrived in %s", link, dir)
 	return ""
 }
 

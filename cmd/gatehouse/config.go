@@ -47,6 +47,8 @@ type Config struct {
 	SMTP          SMTPConfig
 	MailDir       string
 	MailTemplates string
+	AppName       string // --app-name, defaulted to the base URL's host
+	TemplatesDir  string // --templates-dir
 
 	// Providers holds one entry per kind of authflows.ProviderKinds, in
 	// that order, filled by the kind's own flags; a kind is on when its

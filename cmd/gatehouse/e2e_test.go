@@ -125,7 +125,7 @@ func TestUnauthenticatedTrafficWritesNothing(t *testing.T) {
 		{"POST", "/auth/login", "application/json", jsonBody(map[string]string{"email": "nobody@example.com", "password": "some long password"}), http.StatusUnauthorized},
 		{"POST", "/auth/login", "application/json", jsonBody(map[string]string{"email": "alice@example.com", "password": "not the password"}), http.StatusUnauthorized},
 		{"POST", "/auth/forgot", "application/json", jsonBody(map[string]string{"email": "nobody@example.com"}), http.StatusAccepted},
-		{"GET", "/auth/reset?token=" + rand.Text(), "", "", http.StatusOK},
+		{"GET", "/auth/reset?token=" + rand.Text(), "", "", http.StatusGone},
 		{"POST", "/auth/reset", "application/json", jsonBody(map[string]string{"token": rand.Text(), "password": "a brand new passphrase"}), http.StatusBadRequest},
 		{"GET", "/auth/callback/github?code=" + rand.Text() + "&state=" + rand.Text(), "", "", http.StatusBadRequest},
 		{"DELETE", "/auth/link/github", "", "", http.StatusUnauthorized},

@@ -62,6 +62,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 		k.DeclareFlags(fs, &c.Providers[i])
 	}
 	policyFlags(fs, c)
+	pageFlags(fs, c)
 	fs.StringSliceVar(&c.TLS.Domains, "tls-domain", nil, "domain to obtain a certificate for by ACME; turns on automatic HTTPS (repeatable)")
 	fs.StringVar(&c.TLS.Email, "tls-email", "", "ACME account email")
 	fs.StringVar(&c.TLS.CA, "acme-ca", "https://acme-v02.api.letsencrypt.org/directory", "ACME directory URL")
@@ -230,6 +231,9 @@ func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
 		}
 	}
 	if err := checkPolicy(&c); err != nil {
+		return Config{}, err
+	}
+	if err := checkPages(&c); err != nil {
 		return Config{}, err
 	}
 	if c.TrustedProxies, err = web.ParseTrustedProxies(r.trusted); err != nil {

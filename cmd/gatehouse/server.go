@@ -143,6 +143,8 @@ func (s *server) build(ctx context.Context) error {
 		Policy:               pol,
 		OpenSignup:           cfg.OpenSignup,
 		MailTemplates:        cfg.MailTemplates,
+		TemplatesDir:         cfg.TemplatesDir,
+		AppName:              cfg.AppName,
 		WakeMailer:           func() { s.mailer.Wake() }, // s.mailer is built below, before any request
 		Store:                s.store,
 		Gate:                 gate,

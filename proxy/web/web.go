@@ -25,7 +25,12 @@ func WantsHTML(r *http.Request) bool {
 			return true
 		}
 	}
-	htmlQ, jsonQ := -1.0, -1.0
+	htmlQ, jsonQ := acceptQ(r)
+	return htmlQ > 0 && htmlQ > jsonQ
+}
+
+func acceptQ(r *http.Request) (htmlQ, jsonQ float64) {
+	htmlQ, jsonQ = -1.0, -1.0
 	// Several Accept lines are one list (RFC 9110, 5.3).
 	for _, accept := range r.Header.Values("Accept") {
 		for part := range strings.SplitSeq(accept, ",") {
@@ -47,7 +52,7 @@ func WantsHTML(r *http.Request) bool {
 			}
 		}
 	}
-	return htmlQ > 0 && htmlQ > jsonQ
+	return htmlQ, jsonQ
 }
 
 // MaxAuthBody caps every request body under /auth/ (PX6). The proxy
@@ -68,6 +73,11 @@ type Problem struct {
 	Status int    `json:"status"`
 	Code   string `json:"code"`
 	Detail string `json:"detail,omitempty"`
+
+	// ActionURL, when set, is where the error page's main button leads
+	// instead of the code's usual action (e.g. sign in again with the same
+	// rd). It is a local path or an address built from --base-url.
+	ActionURL string `json:"-"`
 }
 
 // NewProblem returns a problem of type about:blank.
@@ -85,7 +95,7 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Content-Security-Policy", PageCSP)
 		w.WriteHeader(p.Status)
-		_ = errorPage.Execute(w, p)
+		_ = errorPage.Execute(w, ErrorPageData{Problem: p, Help: HelpFor(r, p)})
 		return
 	}
 	h.Set("Content-Type", "application/problem+json")
@@ -97,9 +107,24 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 // scripts, styles only from /auth/assets, forms only to itself.
 const PageCSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
+// ErrorPageData is what an error page template gets.
+type ErrorPageData struct {
+	Problem Problem
+	Help    Help
+	AppName string // set by authflows' overridable error page
+}
+
+var errorPage = template.Must(template.New("error").Parse(errorPageHTML))
+
+// errorPageHTML is the error page: a short title, what happened and what to
+// do, the action that fixes it, the status and code small and last.
+const errorPageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title><link rel="stylesheet" href="/auth/assets/style.css"></head>
-<body><main class="card"><h1>{{.Title}}</h1>{{if .Detail}}<p>{{.Detail}}</p>{{end}}
-<p class="muted">Error {{.Status}} · {{.Code}}</p><p><a href="/">Back to the start</a></p></main></body></html>
-`))
+<title>{{.Help.Heading}}</title><link rel="stylesheet" href="/auth/assets/style.css"></head>
+<body><main class="card"><h1>{{.Help.Heading}}</h1>
+<p>{{.Problem.Title}}.</p>{{if .Problem.Detail}}<p>{{.Problem.Detail}}</p>{{end}}
+<p>{{.Help.Next}}</p>
+<a class="button" href="{{.Help.ActionURL}}">{{.Help.Action}}</a>
+{{if .Help.Secondary}}<p><a href="{{.Help.SecondaryURL}}">{{.Help.Secondary}}</a></p>{{end}}
+<p class="muted code">Error {{.Problem.Status}} · {{.Problem.Code}}</p></main></body></html>
+`

@@ -15,7 +15,7 @@ import (
 // RequireAllEnv, when set to 1, turns every Missing into a failure: .ci/run
 // sets it, so CI never passes by skipping a suite whose server it failed to
 // install.
-const RequireAllEnv = "GATEHOUSE_REQUIRE_ALL"
+const RequireAllEnv = "GATEHOUSETEST_REQUIRE_ALL" // not GATEHOUSE_*: the binary refuses unknown GATEHOUSE_ variables
 
 // Missing reports that what a test needs is not installed: a loud skip, on
 // the test's log and on stderr (which go test shows even without -v), or a

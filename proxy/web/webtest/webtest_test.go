@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Missing skips, or fails under GATEHOUSE_REQUIRE_ALL=1: checked in a child
+// Missing skips, or fails under GATEHOUSETEST_REQUIRE_ALL=1: checked in a child
 // process, since a failing or skipping test cannot be observed from inside.
 func TestMissing(t *testing.T) {
 	if os.Getenv("WEBTEST_CHILD") == "1" {
@@ -20,7 +20,7 @@ func TestMissing(t *testing.T) {
 		wantOut    string
 	}{
 		{"", false, "SKIP: nothing installed"},
-		{"1", true, "GATEHOUSE_REQUIRE_ALL=1: nothing may be skipped"},
+		{"1", true, "GATEHOUSETEST_REQUIRE_ALL=1: nothing may be skipped"},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMissing$", "-test.v")
 		cmd.Env = append(os.Environ(), "WEBTEST_CHILD=1", RequireAllEnv+"="+tc.requireAll)

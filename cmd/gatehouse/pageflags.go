@@ -1,0 +1,32 @@
+package main
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/gatehouse-auth/gatehouse/authflows"
+)
+
+// pageFlags registers the branding flags: --app-name and --templates-dir.
+func pageFlags(fs *pflag.FlagSet, c *Config) {
+	fs.StringVar(&c.AppName, "app-name", "", "name shown in page titles, headings and mail subjects (default the host of --base-url)")
+	fs.StringVar(&c.TemplatesDir, "templates-dir", "", "directory whose files override page (NAME.html, style.css) and mail (NAME.subject|text|html.tmpl) templates by file name; checked at start")
+}
+
+// checkPages defaults the app name and parses every page and mail template
+// with the overrides of --templates-dir, so that a broken or unknown file
+// stops the start with its name.
+func checkPages(c *Config) error {
+	if c.AppName == "" {
+		c.AppName = c.BaseURL.Host
+	}
+	if len(c.AppName) > 100 {
+		return flagError("app-name", "longer than 100 characters")
+	}
+	if c.TemplatesDir == "" {
+		return nil
+	}
+	if err := authflows.CheckTemplates(c.TemplatesDir); err != nil {
+		return flagError("templates-dir", "%v", err)
+	}
+	return nil
+}
