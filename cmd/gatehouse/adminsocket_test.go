@@ -1,0 +1,65 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// AD1 at start: whatever is at the --admin-socket path that is not a stale
+// socket stops the start and is left as it was: a symlink (to a file, to a
+// live socket, dangling), a directory, a socket a live process answers on
+// (a second server). A fresh socket is 0600 even under a lax umask.
+func TestListenAdminSocketRefusesWhatItMustNotReplace(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious")
+	if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(dir, "live.sock")
+	ln, err := net.Listen("unix", live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+
+	cases := []struct {
+		name, want string
+		make       func(path string) error
+	}{
+		{"symlink to a file", "not a socket", func(p string) error { return os.Symlink(target, p) }},
+		{"symlink to a live socket", "not a socket", func(p string) error { return os.Symlink(live, p) }},
+		{"dangling symlink", "not a socket", func(p string) error { return os.Symlink(filepath.Join(dir, "nothing"), p) }},
+		{"directory", "not a socket", func(p string) error { return os.Mkdir(p, 0o700) }},
+		{"live socket", "in use", func(p string) error { return os.Link(live, p) }},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, "s"+string(rune('a'+i))+".sock")
+			if err := c.make(path); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.Lstat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := listenAdminSocket(path)
+			if err == nil {
+				l.Close()
+				t.Fatalf("listenAdminSocket over a %s succeeded", c.name)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q, want it to say %q", err, c.want)
+			}
+			after, err := os.Lstat(path)
+			if err != nil || !os.SameFile(before, after) {
+				t.Errorf("the %s at the path was removed or replaced (%v)", c.name, err)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Error("the symlink's target was changed")
+	}
+}
