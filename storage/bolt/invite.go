@@ -69,14 +69,14 @@ func (s *Store) InviteTokenUser(ctx context.Context, tokenHash storage.Hash, now
 
 // invitedUser returns the user of an invite token while the invitation
 // still stands: an account that has a password (set by the operator or a
-// reset meanwhile) is no longer waiting for its first one, and its
-// invitation is void (AD2).
+// reset meanwhile) is no longer waiting for its first one, and a disabled
+// one may not get one; either way the invitation is void (AD2).
 func invitedUser(tx *bbolt.Tx, userID string) (storage.User, error) {
 	u, err := getUser(tx, userID)
 	if err != nil {
 		return storage.User{}, err
 	}
-	if u.PasswordHash != "" {
+	if u.PasswordHash != "" || u.Disabled {
 		return storage.User{}, notFound("token")
 	}
 	return u, nil

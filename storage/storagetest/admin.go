@@ -235,6 +235,25 @@ func testInvites(t *testing.T, o Opener) {
 		}
 	})
 
+	// A disabled user's invitation does not stand either: the password
+	// would wait for whoever enables the account.
+	t.Run("VoidWhileDisabled", func(t *testing.T) {
+		s := o.newStore(t)
+		u := createInvitedUser(t, s, 1)
+		tok := inviteRecord("waiting", u.ID, time.Hour)
+		wantErr(t, "IssueInviteToken", s.IssueInviteToken(t.Context(), tok), nil)
+		if _, err := s.SetUserDisabled(t.Context(), u.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.InviteTokenUser(t.Context(), tok.Hash, epoch)
+		wantErr(t, "InviteTokenUser of a disabled user", err, storage.ErrNotFound)
+		_, err = s.CompleteInvite(t.Context(), tok.Hash, epoch, "$argon2id$invite")
+		wantErr(t, "CompleteInvite of a disabled user", err, storage.ErrNotFound)
+		if stored, _ := s.UserByID(t.Context(), u.ID); stored.PasswordHash != "" {
+			t.Fatalf("stored hash %q: a disabled user's invitation set a password", stored.PasswordHash)
+		}
+	})
+
 	t.Run("SweepExpired", func(t *testing.T) {
 		s := o.newStore(t)
 		u, v := createInvitedUser(t, s, 1), createInvitedUser(t, s, 2)
