@@ -104,6 +104,7 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 		h["X-Forwarded-User"] = []string{session.UserID}
 		h["X-Forwarded-Email"] = []string{session.Email}
 		h["X-Forwarded-Groups"] = []string{session.Groups}
+		h[AssertionHeader] = []string{""} // replaced below when assertions are on
 		if p.assertions != nil {
 			token, err := p.assertions.Token(session)
 			if err != nil {
