@@ -57,6 +57,7 @@ func defaultAdminSocket(db string) string {
 // by other users, not even between creation and chmod to 0600. (The umask
 // is the process's: a file another goroutine creates in that instant is
 // only made private to the same user, never unusable.) Close removes it.
+// Connections are served only to the server's user and root (peerListener).
 func listenAdminSocket(path string) (net.Listener, error) {
 	if st, err := os.Lstat(path); err == nil {
 		if st.Mode().Type() != fs.ModeSocket {
@@ -82,7 +83,7 @@ func listenAdminSocket(path string) (net.Listener, error) {
 		ln.Close()
 		return nil, fmt.Errorf("--admin-socket: %w", err)
 	}
-	return ln, nil
+	return newPeerListener(ln), nil
 }
 
 // openAuditLog opens the --audit-log destination: nil when empty, stderr
