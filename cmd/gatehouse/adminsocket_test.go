@@ -63,3 +63,44 @@ func TestListenAdminSocketRefusesWhatItMustNotReplace(t *testing.T) {
 		t.Error("the symlink's target was changed")
 	}
 }
+
+// AD1 from the CLI: a socket at --admin-socket that others may connect to
+// (or that another user planted) gets no password and is not mistaken for
+// "no server": the command fails naming it, and the database is left alone.
+func TestUsersCommandRefusesAnUntrustedSocket(t *testing.T) {
+	dir := t.TempDir()
+	db, sock := filepath.Join(dir, "g.db"), filepath.Join(dir, "planted.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4096)
+		n, _ := c.Read(buf)
+		got <- buf[:n]
+	}()
+	code, _, errOut := cli(t, testPassword+"\n", "users", "add", "a@example.com", "--password-stdin", "--db", db, "--admin-socket", sock)
+	if code == 0 || !strings.Contains(errOut, "not private") {
+		t.Fatalf("users add through a 0666 socket: exit %d, %q", code, errOut)
+	}
+	select {
+	case b := <-got:
+		if strings.Contains(string(b), testPassword) {
+			t.Fatal("the password was sent to the planted socket")
+		}
+	default:
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatal("the command fell back to the database file")
+	}
+}
