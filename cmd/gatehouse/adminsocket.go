@@ -31,6 +31,10 @@ func checkAdminFlags(fs *pflag.FlagSet, db string, socket *string, auditLog stri
 		*socket = defaultAdminSocket(db)
 	}
 	if *socket != "" {
+		// A Linux abstract name has no file, so no mode: anyone could connect.
+		if (*socket)[0] == '@' || strings.ContainsRune(*socket, 0) {
+			return flagError("admin-socket", "%q is not a file path (an abstract socket has no permissions)", *socket)
+		}
 		// sun_path holds 108 bytes with its terminating NUL on Linux.
 		if len(*socket) > 107 {
 			return flagError("admin-socket", "%q is longer than a Unix socket path may be (107 bytes)", *socket)

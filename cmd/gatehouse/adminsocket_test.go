@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net"
 	"os"
 	"path/filepath"
@@ -102,5 +103,32 @@ func TestUsersCommandRefusesAnUntrustedSocket(t *testing.T) {
 	}
 	if _, err := os.Stat(db); !os.IsNotExist(err) {
 		t.Fatal("the command fell back to the database file")
+	}
+}
+
+// A Linux abstract socket ("@name") has no file and so no mode: anyone on
+// the host could connect. It is refused at start.
+func TestListenAdminSocketRefusesAnAbstractName(t *testing.T) {
+	name := "@gatehouse-test-" + filepath.Base(t.TempDir())
+	if l, err := listenAdminSocket(name); err == nil {
+		l.Close()
+		t.Fatalf("listenAdminSocket(%q) succeeded", name)
+	}
+	// Nothing is left listening under the name.
+	if c, err := net.Dial("unix", name); err == nil {
+		c.Close()
+		t.Fatalf("%s still answers", name)
+	}
+}
+
+func TestAbstractAdminSocketFlagStopsStart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	var out, errOut bytes.Buffer
+	code := run([]string{"--upstream", "http://127.0.0.1:3000", "--db", db, "--admin-socket", "@gatehouse"}, strings.NewReader(""), &out, &errOut, envOf(nil))
+	if code != 2 || !strings.Contains(errOut.String(), "admin-socket") {
+		t.Fatalf("exit %d, stderr %q; want 2 naming --admin-socket", code, errOut.String())
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the database was created: %v", err)
 	}
 }
