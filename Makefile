@@ -75,3 +75,13 @@ image:
 
 clean:
 	rm -rf $(BIN) dist
+
+# Fuzz each parser of the request path for FUZZTIME (seeds and past finds
+# live in testdata/fuzz and run with every `go test`). CI: make fuzz FUZZTIME=20s
+FUZZTIME ?= 30s
+.PHONY: fuzz
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzCleanPath$$' -fuzztime $(FUZZTIME) ./proxy/
+	$(GO) test -run '^$$' -fuzz '^FuzzSessionCookie$$' -fuzztime $(FUZZTIME) ./proxy/
+	$(GO) test -run '^$$' -fuzz '^FuzzHeaderScrubber$$' -fuzztime $(FUZZTIME) ./proxy/
+	$(GO) test -run '^$$' -fuzz '^FuzzLocalRedirect$$' -fuzztime $(FUZZTIME) ./authflows/

@@ -101,6 +101,7 @@ type Handler struct {
 	mails   *mailTemplates
 	// background runs the work of /auth/forgot after its answer, bounded.
 	background *background
+	device     deviceKey // HMAC key of device cookies (DV1)
 }
 
 // New checks cfg and builds the handler.
@@ -163,6 +164,7 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 func (h *Handler) routes() {
 	m := h.mux
 	m.HandleFunc("GET /auth/assets/style.css", h.serveStyle)
+	m.HandleFunc("GET "+clearCacheAsset, h.serveClearCache)
 
 	m.HandleFunc("GET /auth/login", h.loginPage)
 	m.HandleFunc("POST /auth/login", h.login)

@@ -28,6 +28,9 @@ type loginForm struct {
 	Notice    string
 	Error     string
 	Providers []providerLink // one button per configured provider
+	// ClearCache loads clearCacheAsset: the page follows a sign-out or a
+	// completed reset (CS1).
+	ClearCache bool
 }
 
 // newLoginForm returns the sign-in page for rd.
@@ -40,8 +43,13 @@ func (h *Handler) newLoginForm(rd string) loginForm {
 func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := h.newLoginForm(q.Get("rd"))
-	if q.Get("reset") == "1" {
+	switch {
+	case q.Get("reset") == "1":
 		f.Notice = "Your password was changed, sign in."
+		f.ClearCache = true
+	case h.justSignedOut(w, r):
+		f.Notice = "You have signed out."
+		f.ClearCache = true
 	}
 	h.render(w, r, http.StatusOK, "login", f)
 }
@@ -51,7 +59,8 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 //  2. the input is one string each of email, password and optional rd;
 //  3. every attempt takes a token of the account's failure bucket before any
 //     hashing, so that concurrent guesses cannot outrun the bucket; an empty
-//     bucket refuses the attempt;
+//     bucket refuses the attempt; a browser with a valid device cookie for
+//     the account uses that cookie's bucket instead (DV1);
 //  4. exactly one argon2 verification runs, against the stored hash or a
 //     dummy one, so unknown, password-less and known accounts look alike (PW4);
 //     an oversized password is refused before hashing (DS2);
@@ -60,7 +69,8 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 //  6. success: hash upgraded if its parameters are old (PW1);
 //  7. a disabled account gets 403 account_disabled, one the access policy
 //     refuses 403 access_denied, and no session;
-//  8. a new session (SS4), 200 with the user, or 303 to rd for a form.
+//  8. a new session (SS4), a device cookie for the account (DV1), 200 with
+//     the user, or 303 to rd for a form.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	form := h.newLoginForm("")
@@ -86,8 +96,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	account := loginAccountKey(email)
-	if !h.limits.loginFailures.allow(account) {
+	bucket, account := h.loginBucket(r, email) // a device cookie's own bucket, or the account's (DV1)
+	if !bucket.allow(account) {
 		h.event(r, "login_throttled", slog.String("scope", "account"), slog.String("email", logEmail(email)))
 		h.metrics.logins.WithLabelValues("throttled").Inc()
 		h.loginRefused(w, r, errRateLimited, form)
@@ -96,7 +106,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 
 	u, ok, err := h.verifyLogin(ctx, email, password)
 	if err != nil || ok {
-		h.limits.loginFailures.refund(account)
+		bucket.refund(account)
 	}
 	switch {
 	case errors.Is(err, ErrBusy):
@@ -132,11 +142,19 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if err := h.startSession(w, r, u, methodPassword, ""); err != nil {
+		if errors.Is(err, storage.ErrCredentialsChanged) {
+			// Disabled while this sign-in was in flight (AP2).
+			h.event(r, "login_refused", slog.String("user_id", u.ID), slog.String("reason", "account disabled"))
+			h.metrics.logins.WithLabelValues("refused").Inc()
+			h.loginRefused(w, r, web.AccountDisabled, form)
+			return
+		}
 		h.log.ErrorContext(ctx, "login failed", "user_id", u.ID, "err", err)
 		h.metrics.logins.WithLabelValues("error").Inc()
 		h.loginRefused(w, r, errStoreUnavailable, form)
 		return
 	}
+	h.setDeviceCookie(w, r, email)
 	h.event(r, "login_ok", slog.String("user_id", u.ID))
 	h.recordAudit(r, audit.Login, u.ID, u.Email, "")
 	h.metrics.logins.WithLabelValues("ok").Inc()
@@ -236,9 +254,12 @@ func logEmail(email string) string {
 }
 
 // logout deletes the request's session and expires the cookie (SS6). It
-// answers 204 (a form: 303 to the sign-in page) with or without a session.
+// answers 204 (a form: 303 to the sign-in page, which clears the cache
+// again) with or without a session, and tells the browser to drop its
+// cache of the site (CS1).
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	h.expireCookie(w)
+	clearSiteCache(w)
 	if sessionID, ok := h.sessionCookie(r); ok {
 		idHash := storage.HashSecret(sessionID)
 		s, err := h.store.Session(r.Context(), idHash)
@@ -261,6 +282,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if web.WantsHTML(r) {
+		h.markSignedOut(w)
 		seeOther(w, r, "/auth/login")
 		return
 	}

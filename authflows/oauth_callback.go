@@ -177,6 +177,12 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 		}
 		err = h.startSession(w, r, u, p.Name, groups)
 	}
+	if errors.Is(err, storage.ErrCredentialsChanged) {
+		// Disabled while this sign-in was in flight (AP2).
+		h.oauthEvent(r, p.Name, "refused", slog.String("user_id", u.ID), slog.String("reason", "account disabled"))
+		web.WriteProblem(w, r, web.AccountDisabled)
+		return
+	}
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return

@@ -78,6 +78,9 @@ type oauthEnvOptions struct {
 	oidc func(base string) ProviderConfig
 	// configure, when set, edits each provider's configuration.
 	configure func(c *ProviderConfig)
+	// wrapStore, when set, wraps the Handler's store (e.g. to interleave
+	// another change); the env's Store stays the bbolt store underneath.
+	wrapStore func(storage.Store) storage.Store
 }
 
 const (
@@ -144,6 +147,9 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 	t.Cleanup(func() { _ = store.Close() })
 	e.testEnv = newTestEnv(t, func(c *Config) {
 		c.Store = store
+		if opts.wrapStore != nil {
+			c.Store = opts.wrapStore(store)
+		}
 		c.BaseURL = base
 		c.Denier = web.Denier{Mode: opts.mode, BaseURL: base}
 		c.Clock = clock.Now

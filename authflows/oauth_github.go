@@ -244,7 +244,7 @@ func nextLink(header string) string {
 func sameOrigin(a, b string) bool {
 	ua, err1 := url.Parse(a)
 	ub, err2 := url.Parse(b)
-	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && strings.EqualFold(ua.Host, ub.Host)
+	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && equalFold(ua.Host, ub.Host)
 }
 
 // scopeError is a token that lacks a scope the configuration needs: the

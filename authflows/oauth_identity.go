@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"golang.org/x/oauth2"
 
@@ -78,12 +77,38 @@ func clip(s string, n int) string {
 	return s
 }
 
-func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
+// equalFold compares provider names (GitHub logins and team slugs, Google
+// hosted domains: all ASCII) ignoring ASCII case only. strings.EqualFold
+// would also fold Unicode letters into ASCII ones (KELVIN SIGN and k), so
+// that another name would match.
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
 
 // verifiedEmail is the normalized address when the provider vouches for it.
+// Every provider kind takes its email through here, so an address that is
+// not one plain, printable address counts as no email at all (EM1).
 func verifiedEmail(id *providerIdentity, email string, verified bool) {
-	if verified && email != "" {
-		id.Email, id.EmailVerified = storage.NormalizeEmail(email), true
+	if !verified || email == "" {
+		return
+	}
+	if normalized, ok := validProviderEmail(email); ok {
+		id.Email, id.EmailVerified = normalized, true
 	}
 }
 
@@ -112,7 +137,17 @@ func (a apiCall) getJSON(ctx context.Context, step, target string, v any) (http.
 	for k, v := range a.header {
 		req.Header.Set(k, v)
 	}
-	resp, err := a.client.Do(req)
+	// A redirect is followed only on the endpoint's own origin: Go's client
+	// would keep the Authorization header for another port of the same
+	// host, and the token is never sent anywhere else.
+	client := *a.client
+	client.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+		if len(via) >= 10 || !sameOrigin(next.URL.String(), target) {
+			return errors.New("redirect to another origin")
+		}
+		return nil
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {

@@ -28,6 +28,7 @@ type testIdP struct {
 	authorize []url.Values
 	jwksHits  atomic.Int32
 	swapNonce atomic.Bool
+	tokens    idTokenRewriter // replaces the next ID token, when set
 }
 
 func newTestIdP(t *testing.T, clockNow time.Time) *testIdP {
@@ -49,6 +50,9 @@ func newTestIdP(t *testing.T, clockNow time.Time) *testIdP {
 				b, _ := idp.published.JWKS()
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write(b)
+				return
+			case mockoidc.TokenEndpoint:
+				idp.tokens.middleware(next).ServeHTTP(w, r)
 				return
 			case mockoidc.AuthorizationEndpoint:
 				q := r.URL.Query()

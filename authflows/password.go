@@ -189,7 +189,40 @@ func decodePHC(phc string) (p HashParams, salt, key []byte, err error) {
 	if key, err = b64.DecodeString(parts[5]); err != nil || len(key) == 0 {
 		return p, nil, nil, errors.New("bad argon2 hash")
 	}
+	if err := checkStoredParams(p, len(salt), len(key)); err != nil {
+		return p, nil, nil, err
+	}
 	return p, salt, key, nil
+}
+
+// Bounds on what a stored hash may ask of Verify (PW1): a tampered or
+// corrupt record cannot make a sign-in allocate gigabytes, spin for minutes
+// or start a thousand goroutines. They are far above any sane cost (OWASP's
+// is m=19456, t=2, p=1), so hashes made with a stronger setting still verify.
+const (
+	maxHashMemory  = 1 << 18 // KiB: 256 MiB
+	maxHashTime    = 16
+	maxHashThreads = 16
+	minSaltLen     = 8
+	maxSaltLen     = 64
+	minKeyLen      = 16
+	maxKeyLen      = 64
+)
+
+// checkStoredParams refuses argon2 parameters outside those bounds.
+func checkStoredParams(p HashParams, saltLen, keyLen int) error {
+	switch {
+	case p.Memory == 0 || p.Memory > maxHashMemory,
+		p.Time == 0 || p.Time > maxHashTime,
+		p.Threads == 0 || p.Threads > maxHashThreads,
+		p.Memory < 8*uint32(p.Threads):
+		return fmt.Errorf("argon2 parameters m=%d,t=%d,p=%d out of bounds", p.Memory, p.Time, p.Threads)
+	case saltLen < minSaltLen || saltLen > maxSaltLen:
+		return fmt.Errorf("argon2 salt of %d bytes out of bounds", saltLen)
+	case keyLen < minKeyLen || keyLen > maxKeyLen:
+		return fmt.Errorf("argon2 hash of %d bytes out of bounds", keyLen)
+	}
+	return nil
 }
 
 // normalizePassword is the one form in which passwords are measured and hashed: NFKC.
@@ -201,9 +234,11 @@ type weakPassword struct{ reason string }
 func (w weakPassword) Error() string { return w.reason }
 
 // checkPassword applies the password rules to an NFKC-normalized password
-// (PW2, PW3): minLen to MaxPasswordLength code points, not a common password,
-// not the account's email. No composition rules.
-func checkPassword(password, email string, minLen int) error {
+// (PW2, PW3, PW1): minLen to MaxPasswordLength code points, not the
+// account's email, not a common password, and hard enough to guess by
+// zxcvbn's estimate with the email and appNames (the app's name) as context.
+// No composition rules.
+func checkPassword(password, email string, minLen int, appNames ...string) error {
 	n := 0
 	for range password {
 		n++
@@ -217,6 +252,9 @@ func checkPassword(password, email string, minLen int) error {
 		return weakPassword{"Your password must not be your email address."}
 	case isCommonPassword(password):
 		return weakPassword{"This password is too common; choose another."}
+	}
+	if reason := weakReason(password, email, appNames); reason != "" {
+		return weakPassword{reason}
 	}
 	return nil
 }

@@ -321,7 +321,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	password = normalizePassword(password)
-	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength); err != nil {
+	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
 		p := errWeakPassword
 		p.Detail = err.Error()
 		h.resetFailed(w, r, p, "weak_password", form)
@@ -370,6 +370,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	if _, ok := h.sessionCookie(r); ok {
 		h.expireCookie(w) // its session is gone with the others
 	}
+	clearSiteCache(w) // CS1: this browser's cached pages go too
 	if web.WantsHTML(r) {
 		seeOther(w, r, "/auth/login?reset=1")
 		return

@@ -36,9 +36,9 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage
 		CreatedAt: now,
 		ExpiresAt: now.Add(h.cfg.SessionTTL),
 		LastSeen:  now,
+		Epoch:     u.Epoch,
 		Method:    method,
 		Groups:    groups,
-		Epoch:     u.Epoch,
 		IP:        clientIPString(h.cfg.ClientIP(r)),
 		UserAgent: truncateUserAgent(r.UserAgent()),
 	}

@@ -85,18 +85,22 @@ func (k *keyedLimiter) sweep(now time.Time) {
 type limits struct {
 	loginIP       *keyedLimiter // every POST /auth/login, per client IP
 	loginFailures *keyedLimiter // failed logins, per account (normalized email)
-	forgotIP      *keyedLimiter // POST /auth/forgot per client IP (silent)
-	forgotAccount *keyedLimiter // reset mails per account (silent)
-	resetIP       *keyedLimiter // POST /auth/reset per client IP
+	// deviceFailures counts failed logins from a browser with a valid
+	// device cookie for the account, per cookie, instead of loginFailures (DV1).
+	deviceFailures *keyedLimiter
+	forgotIP       *keyedLimiter // POST /auth/forgot per client IP (silent)
+	forgotAccount  *keyedLimiter // reset mails per account (silent)
+	resetIP        *keyedLimiter // POST /auth/reset per client IP
 }
 
 func newLimits(now func() time.Time) *limits {
 	return &limits{
-		loginIP:       newKeyedLimiter(60, time.Minute, now),
-		loginFailures: newKeyedLimiter(10, 15*time.Minute, now),
-		forgotIP:      newKeyedLimiter(60, time.Minute, now),
-		forgotAccount: newKeyedLimiter(3, 15*time.Minute, now),
-		resetIP:       newKeyedLimiter(60, time.Minute, now),
+		loginIP:        newKeyedLimiter(60, time.Minute, now),
+		loginFailures:  newKeyedLimiter(10, 15*time.Minute, now),
+		deviceFailures: newKeyedLimiter(10, 15*time.Minute, now),
+		forgotIP:       newKeyedLimiter(60, time.Minute, now),
+		forgotAccount:  newKeyedLimiter(3, 15*time.Minute, now),
+		resetIP:        newKeyedLimiter(60, time.Minute, now),
 	}
 }
 

@@ -30,16 +30,56 @@ var (
 	// Forwarding: Gatehouse sets these itself (see rewrite); spelled with "_"
 	// they would slip past that, so they are removed.
 	forwardingHeaders = []string{"x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip", "x-request-id"}
+
+	// URL rebuilding: headers that frameworks (Spring, ASP.NET, Rails,
+	// Express, Symfony, Traefik, Envoy) read to rebuild the request's public
+	// URL or prefix. A proxy in front may set them; a client may not (RH1).
+	// Forwarded, X-Forwarded-Host and X-Forwarded-Proto are handled by
+	// rewrite itself.
+	urlRebuildingHeaders = []string{
+		"x-forwarded-prefix", "x-forwarded-path", "x-forwarded-port", "x-forwarded-server",
+		"x-forwarded-scheme", "x-forwarded-ssl", "x-forwarded-protocol", "x-forwarded-base",
+		"x-envoy-original-path", "x-envoy-original-host", "x-original-host", "x-host",
+		"x-scheme", "x-url-scheme", "front-end-https",
+	}
 )
 
 // removeClientHeaders deletes every forged identity or routing header, in
-// every spelling, from the request as received.
-func removeClientHeaders(h http.Header) {
+// every spelling, from the request as received; and, unless the peer is one
+// of --trusted-proxies, every URL-rebuilding header (RH1).
+func removeClientHeaders(h http.Header, fromTrustedProxy bool) {
 	for name := range h {
-		if forbiddenHeader(name) {
+		if forbiddenHeader(name) || (!fromTrustedProxy || strings.IndexByte(name, '_') >= 0) && urlRebuildingHeader(name) {
 			delete(h, name)
 		}
 	}
+}
+
+// urlRebuildingHeader reports whether name is one of urlRebuildingHeaders
+// in any spelling.
+func urlRebuildingHeader(name string) bool {
+	if name == "" {
+		return false
+	}
+	if c := lowerASCII(name[0]); c != 'x' && c != 'f' {
+		return false
+	}
+	for _, n := range urlRebuildingHeaders {
+		if headerEqual(name, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// peerTrusted reports whether the TCP peer is one of --trusted-proxies. It
+// does not allocate.
+func (p *Proxy) peerTrusted(remoteAddr string) bool {
+	if len(p.trusted) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	return err == nil && trusts(p.trusted, ap.Addr().Unmap())
 }
 
 func forbiddenHeader(name string) bool {

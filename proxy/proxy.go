@@ -130,6 +130,8 @@ type Proxy struct {
 	metrics    *metrics
 	access     *AccessLog
 	reverse    *httputil.ReverseProxy
+	// authBodyTimeout bounds reading a body under /auth/: AuthBodyTimeout.
+	authBodyTimeout time.Duration
 }
 
 // New checks cfg, registers the metrics and builds the Proxy.
@@ -173,6 +175,8 @@ func New(cfg Config) (*Proxy, error) {
 		logger:     cfg.Logger,
 		metrics:    m,
 		access:     cfg.AccessLog,
+
+		authBodyTimeout: AuthBodyTimeout,
 	}
 	if p.cookieName == "" {
 		p.cookieName = DefaultCookieName
@@ -228,9 +232,10 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 		return served{outcome: outcomeCheck, path: r.URL.Path}
 	}
 
-	// 1. Forged identity and routing headers go, on every path (PX1, PX4),
-	// and the request gets the id its log lines share (LG2).
-	removeClientHeaders(r.Header)
+	// 1. Forged identity and routing headers go, on every path (PX1, PX4,
+	// RH1), and the request gets the id its log lines share (LG2).
+	removeClientHeaders(r.Header, p.peerTrusted(r.RemoteAddr))
+	dropUpgrade(r) // only WebSocket may upgrade (UP1)
 	p.setRequestID(r)
 
 	// 2. One cleaned path for the decision and the forwarded request (PX5).
@@ -282,6 +287,7 @@ func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {
+		withBodyDeadline(w, r, p.authBodyTimeout)
 		r.Body = http.MaxBytesReader(w, r.Body, AuthBodyLimit)
 	}
 	p.auth.ServeHTTP(w, r)

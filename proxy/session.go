@@ -122,13 +122,17 @@ func setCookieName(line string) string {
 	return name
 }
 
-// trimSpace removes the optional whitespace around cookie names and values.
+// trimSpace removes the optional whitespace around cookie names and values:
+// the bytes net/http trims there too (textproto.TrimString), so that both
+// read the same names (found by FuzzSessionCookie).
 func trimSpace(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+	for len(s) > 0 && isCookieSpace(s[0]) {
 		s = s[1:]
 	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+	for len(s) > 0 && isCookieSpace(s[len(s)-1]) {
 		s = s[:len(s)-1]
 	}
 	return s
 }
+
+func isCookieSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -35,6 +35,10 @@ var (
 	ErrLastLoginMethod = errors.New("storage: last login method")
 	// ErrLocked: the database file is held by another process.
 	ErrLocked = errors.New("storage: database is locked by another process")
+	// ErrCredentialsChanged: the session's user is disabled, or its credential
+	// epoch moved past the session's since the sign-in began (a disable or
+	// revocation that raced the sign-in wins).
+	ErrCredentialsChanged = errors.New("storage: user disabled or credentials changed")
 )
 
 // HashSize is the length of a SHA-256 digest.
@@ -202,6 +206,9 @@ type Store interface {
 	UnlinkIdentity(ctx context.Context, userID, provider string) error
 
 	// Sessions.
+	// CreateSession stores s. When s's user exists and is disabled, or its
+	// Epoch is past s.Epoch (a disable or revocation committed after the
+	// sign-in read the user), nothing is written: ErrCredentialsChanged.
 	CreateSession(ctx context.Context, s Session) error
 	// Session returns the record for idHash, ErrNotFound if there is none.
 	// Expiry is the caller's decision; the lookup writes nothing.
@@ -286,6 +293,12 @@ type Store interface {
 	// DeleteExpiredInviteTokens deletes invite tokens expired at now and reports how many.
 	DeleteExpiredInviteTokens(ctx context.Context, now time.Time) (int, error)
 
+	// Secrets.
+	// Secret returns the named server secret, SecretSize random bytes made
+	// on first use and kept from then on; concurrent first calls (from
+	// every replica of a shared store) all get the one that was stored.
+	Secret(ctx context.Context, name string) ([]byte, error)
+
 	// Ping reports whether the store can be read (readiness).
 	Ping(ctx context.Context) error
 	Close() error
@@ -299,3 +312,6 @@ func (s Session) Active(now time.Time, idle time.Duration) bool {
 	}
 	return idle <= 0 || now.Sub(s.LastSeen) < idle
 }
+
+// SecretSize is the length of a secret made by Store.Secret: 256 bits.
+const SecretSize = 32

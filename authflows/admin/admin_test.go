@@ -197,14 +197,18 @@ func TestSetPasswordAndDisableEndSessions(t *testing.T) {
 	}
 	h := storage.HashSecret("s")
 	add := func() {
-		if err := f.store.CreateSession(ctx, storage.Session{IDHash: h, UserID: u.ID, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		current, err := f.store.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.store.CreateSession(ctx, storage.Session{IDHash: h, UserID: u.ID, ExpiresAt: now.Add(time.Hour), Epoch: current.Epoch}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, op := range []func() error{
 		func() error { _, err := f.svc.SetPassword(ctx, u.Email, "a new long password"); return err },
-		func() error { _, err := f.svc.SetDisabled(ctx, u.Email, true); return err },
 		func() error { _, err := f.svc.RevokeSessions(ctx, u.Email); return err },
+		func() error { _, err := f.svc.SetDisabled(ctx, u.Email, true); return err }, // last: a disabled user gets no session
 	} {
 		add()
 		if err := op(); err != nil {

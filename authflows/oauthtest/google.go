@@ -180,7 +180,11 @@ func (g *Google) handleUserinfo(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sub": a.Subject, "email": a.Email, "email_verified": a.EmailVerified, "name": "Test User"})
+	info := map[string]any{"sub": a.Subject, "email": a.Email, "email_verified": a.EmailVerified, "name": "Test User"}
+	if a.UserinfoHostedDomain != "" {
+		info["hd"] = a.UserinfoHostedDomain
+	}
+	writeJSON(w, http.StatusOK, info)
 }
 
 // handleKeys publishes the signing keys as a JWKS, as Google does.

@@ -35,6 +35,9 @@ type Account struct {
 	Orgs, Teams []string
 	// HostedDomain is the Google ID token's hd claim ("" for none).
 	HostedDomain string
+	// UserinfoHostedDomain is an hd that only /userinfo claims (a client
+	// must never take it for the ID token's).
+	UserinfoHostedDomain string
 }
 
 // Client is the registered OAuth client the fake accepts.

@@ -156,7 +156,7 @@ func TestUnauthenticatedTrafficWritesNothing(t *testing.T) {
 func sessionCookieOf(t *testing.T, h http.Header) *http.Cookie {
 	t.Helper()
 	for _, c := range (&http.Response{Header: h}).Cookies() {
-		if c.Name == "gatehouse_session" {
+		if c.Name == "gatehouse_session" || c.Name == "__Host-gatehouse_session" {
 			return c
 		}
 	}
@@ -255,13 +255,15 @@ func TestSessionLifecycleEndToEnd(t *testing.T) {
 // SS2: Secure follows the base URL unless --cookie-secure says otherwise.
 func TestSessionCookieSecure(t *testing.T) {
 	up, _ := echoUpstream(t)
+	// CK1: with an https base URL the name carries the __Host- prefix.
 	for _, tc := range []struct {
 		args   []string
 		secure bool
+		name   string
 	}{
-		{[]string{"--base-url", "https://gate.example.com"}, true},
-		{[]string{"--base-url", "https://gate.example.com", "--cookie-secure=false"}, false},
-		{[]string{"--cookie-secure"}, true},
+		{[]string{"--base-url", "https://gate.example.com"}, true, "__Host-gatehouse_session"},
+		{[]string{"--base-url", "https://gate.example.com", "--cookie-secure=false"}, false, "gatehouse_session"},
+		{[]string{"--cookie-secure"}, true, "gatehouse_session"},
 	} {
 		db := filepath.Join(t.TempDir(), "gatehouse.db")
 		addUser(t, db, "alice@example.com", testPassword)
@@ -271,8 +273,16 @@ func TestSessionCookieSecure(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("%q: login %d %s", tc.args, status, body)
 		}
-		if c := sessionCookieOf(t, h); c.Secure != tc.secure {
-			t.Errorf("%q: Secure %v, want %v", tc.args, c.Secure, tc.secure)
+		c := sessionCookieOf(t, h)
+		if c.Secure != tc.secure || c.Name != tc.name {
+			t.Errorf("%q: %s Secure %v, want %s Secure %v", tc.args, c.Name, c.Secure, tc.name, tc.secure)
+		}
+		if tc.name == "__Host-gatehouse_session" && (c.Path != "/" || c.Domain != "") {
+			t.Errorf("%q: __Host- cookie with Path %q Domain %q", tc.args, c.Path, c.Domain)
+		}
+		// The proxy reads the session under the same name.
+		if status, _, _ := do(t, http.DefaultClient, "GET", g.URL+"/app", "", "", "Cookie", c.Name+"="+c.Value); status != http.StatusOK {
+			t.Errorf("%q: proxied request with the %s cookie: %d", tc.args, c.Name, status)
 		}
 		g.Stop()
 	}

@@ -42,7 +42,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.DurationVar(&c.InviteTTL, "invite-ttl", 72*time.Hour, "lifetime of an invitation link (gatehouse users add --invite)")
 	fs.BoolVar(&c.AccessLog, "access-log", true, "write one log line per proxied request; --access-log=false turns it off")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 25*time.Second, "how long SIGTERM waits for in-flight requests before closing")
-	fs.StringVar(&c.CookieName, "cookie-name", "gatehouse_session", "name of the session cookie")
+	fs.StringVar(&c.CookieName, "cookie-name", "gatehouse_session", "name of the session cookie (default __Host-gatehouse_session when --base-url is https and cookies are Secure)")
 	fs.BoolVar(&c.CookieSecure, "cookie-secure", false, "set the Secure attribute on cookies (default true when --base-url is https)")
 	fs.DurationVar(&c.SessionTTL, "session-ttl", 168*time.Hour, "absolute session lifetime")
 	fs.DurationVar(&c.SessionIdleTTL, "session-idle-ttl", 24*time.Hour, "idle timeout of a session; 0 disables")
@@ -209,8 +209,8 @@ func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
 	if c.PasswordMinLength < 8 || c.PasswordMinLength > 1024 {
 		return Config{}, flagError("password-min-length", "%d: want 8 to 1024", c.PasswordMinLength)
 	}
-	if c.CookieName == "" || strings.ContainsAny(c.CookieName, " ;,=\t\r\n\"") {
-		return Config{}, flagError("cookie-name", "%q is not a valid cookie name", c.CookieName)
+	if err := checkCookieName(fs, &c); err != nil {
+		return Config{}, err
 	}
 	if c.DB == "" {
 		return Config{}, flagError("db", "is required")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"io"
 	"net"
 	"net/http"
@@ -117,7 +118,7 @@ func lookBinary(t *testing.T, path, name string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
-	t.Skipf("SKIP: %s not installed (Debian package %s); forward-auth integration untested", name, name)
+	webtest.Missing(t, "%s not installed (Debian package %s); forward-auth integration untested", name, name)
 	return ""
 }
 
@@ -281,6 +282,3 @@ func checkFronted(t *testing.T, front string, g *gatehouse, hits *int64, routing
 }
 
 // headerEqual compares header names ignoring case and reading "_" as "-".
-func headerEqual(name, want string) bool {
-	return strings.EqualFold(strings.ReplaceAll(name, "_", "-"), want)
-}

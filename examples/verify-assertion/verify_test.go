@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -154,7 +155,7 @@ func pythonWithJWT() string {
 func TestPythonVerifier(t *testing.T) {
 	py := pythonWithJWT()
 	if py == "" {
-		t.Skip("SKIP: no python3 with PyJWT and cryptography installed (apt-get install python3-jwt python3-cryptography); verify.py untested")
+		webtest.Missing(t, "no python3 with PyJWT and cryptography installed (apt-get install python3-jwt python3-cryptography); verify.py untested")
 	}
 	f := newFixture(t)
 	run := func(token string) (string, error) {

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"net/mail"
 	"os"
 	"strings"
 	"time"
@@ -21,8 +20,9 @@ const maxEmailsFile = 16 << 20
 
 // LoadEmailsFile reads an emails file: one address per line; blank lines and
 // lines starting with # are skipped, and " # ..." after an address is a
-// comment. A bad line is an error naming the file and the line. Addresses
-// are compared trimmed and lower-cased.
+// comment; a leading byte-order mark is ignored. A line that is not a plain
+// address (PlainAddress) is an error naming the file and the line.
+// Addresses are compared trimmed and lower-cased.
 func LoadEmailsFile(path string) (map[string]struct{}, error) {
 	data, err := readCapped(path)
 	if err != nil {
@@ -33,6 +33,7 @@ func LoadEmailsFile(path string) (map[string]struct{}, error) {
 
 func parseEmails(path string, data []byte) (emailSet, error) {
 	set := emailSet{}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte-order mark of Windows editors
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 4096)
 	n := 0
@@ -49,7 +50,7 @@ func parseEmails(path string, data []byte) (emailSet, error) {
 			}
 			line = line[:i]
 		}
-		if !validAddress(line) {
+		if !PlainAddress(line) {
 			return nil, fmt.Errorf("%s:%d: %q is not an email address", path, n, clipLine(line))
 		}
 		set[strings.ToLower(line)] = struct{}{}
@@ -74,17 +75,6 @@ func readCapped(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxEmailsFile)
 	}
 	return data, nil
-}
-
-// validAddress accepts a bare addr-spec (no display name, no angle
-// brackets) with a domain part.
-func validAddress(s string) bool {
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s {
-		return false
-	}
-	at := strings.LastIndexByte(s, '@')
-	return at > 0 && checkDomain(s[at+1:]) == nil
 }
 
 func clipLine(s string) string {
@@ -117,7 +107,8 @@ const recentlyModified = 3 * time.Second
 // (another file at the path, another modification time or size, or other
 // contents while it was modified moments ago). A file that cannot be read
 // or has a bad line leaves the last good list in force and logs one error
-// per change, not one per look (AP1).
+// per change, not one per look (AP1). A file that changed while it was
+// read is left for the next look, so a torn list is never in force.
 func (p *Policy) Refresh() {
 	if p == nil || p.emailsFile == "" {
 		return
@@ -132,9 +123,14 @@ func (p *Policy) Refresh() {
 	if p.seen.same(fi) && !p.failing && time.Since(fi.ModTime()) > recentlyModified {
 		return
 	}
-	data, err := readCapped(p.emailsFile)
+	data, err := p.read(p.emailsFile)
 	if err != nil {
 		p.readFailed(err)
+		return
+	}
+	if after, err := os.Stat(p.emailsFile); err != nil || !(fileState{info: fi}).same(after) || after.Size() != int64(len(data)) {
+		// Written or swapped while being read: a torn list is never put
+		// in force; the next look reads it again.
 		return
 	}
 	p.failing = false

@@ -37,8 +37,11 @@ type Policy struct {
 	allowed map[string]struct{}
 
 	emailsFile string
-	emails     atomic.Pointer[emailSet]
-	log        *slog.Logger
+	// read reads the emails file (readCapped; a test seam to write the file
+	// while it is being read).
+	read   func(path string) ([]byte, error)
+	emails atomic.Pointer[emailSet]
+	log    *slog.Logger
 
 	mu      sync.Mutex // serializes Refresh; guards the fields below
 	seen    fileState  // the file as last read
@@ -58,6 +61,7 @@ func New(rules Rules, logger *slog.Logger) (*Policy, error) {
 		exactDomains: map[string]struct{}{},
 		allowed:      map[string]struct{}{},
 		emailsFile:   rules.EmailsFile,
+		read:         readCapped,
 		log:          logger,
 	}
 	for _, d := range rules.EmailDomains {

@@ -20,6 +20,11 @@ func (s *Store) CreateSession(ctx context.Context, sess storage.Session) error {
 		return errInvalid("session user id must be 1 to %d bytes", maxUserIDLen)
 	}
 	return s.update(ctx, func(tx *bbolt.Tx) error {
+		// A disable (or any epoch bump) that committed after the sign-in
+		// read the user wins: no session outlives it (AP2).
+		if u, err := getUser(tx, sess.UserID); err == nil && (u.Disabled || u.Epoch > sess.Epoch) {
+			return fmt.Errorf("create session: %w", storage.ErrCredentialsChanged)
+		}
 		if _, err := deleteSession(tx, sess.IDHash); err != nil {
 			return err
 		}

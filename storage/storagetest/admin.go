@@ -32,7 +32,10 @@ func testAdmin(t *testing.T, o Opener) {
 		if _, err := s.Session(t.Context(), hashOf("session c")); err != nil {
 			t.Fatalf("another user's session is gone: %v", err)
 		}
-		createSessions(t, s, []storage.Session{sessionRecord("d", u.ID, time.Hour, epoch)})
+		// A disabled user gets no new session either (CR1).
+		d := sessionRecord("d", u.ID, time.Hour, epoch)
+		d.Epoch = got.Epoch
+		wantErr(t, "CreateSession of a disabled user", s.CreateSession(t.Context(), d), storage.ErrCredentialsChanged)
 		n, err = s.SetUserDisabled(t.Context(), u.ID, false)
 		wantErr(t, "SetUserDisabled(false)", err, nil)
 		if n != 0 {

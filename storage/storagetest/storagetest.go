@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	o := Opener(open)
 	t.Run("Users", func(t *testing.T) { testUsers(t, o) })
 	t.Run("Disable", func(t *testing.T) { testDisable(t, o) })
+	t.Run("SessionRefused", func(t *testing.T) { testSessionRefused(t, o) })
 	t.Run("Identities", func(t *testing.T) { testIdentities(t, o) })
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, o) })
 	t.Run("SessionSweep", func(t *testing.T) { testSessionSweep(t, o) })
@@ -42,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("SigningKeys", func(t *testing.T) { testSigningKeys(t, o) })
 	t.Run("Admin", func(t *testing.T) { testAdmin(t, o) })
 	t.Run("Invites", func(t *testing.T) { testInvites(t, o) })
+	t.Run("Secrets", func(t *testing.T) { testSecrets(t, o) })
 	t.Run("PingClose", func(t *testing.T) { testPingClose(t, o) })
 }
 

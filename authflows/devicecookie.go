@@ -1,0 +1,127 @@
+package authflows
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Device cookies (DV1, OWASP "Slow brute force protection with device
+// cookies"). The per-account failure bucket stops guessing, but it also
+// locks the real owner out. A browser that has signed in to an account
+// carries a device cookie for it: a random nonce and an HMAC over the
+// account's normalized email and the nonce. With a valid device cookie for
+// the account being signed in to, attempts are counted in the nonce's own
+// bucket instead of the account's: a lock caused by guesses from elsewhere
+// does not apply to that browser, and a stolen cookie still allows only a
+// bucket's worth of guesses.
+//
+// The HMAC key is kept in the store (Store.Secret "device-cookie"), made on
+// first use: cookies stay valid across restarts and on every replica of a
+// shared store. The cookie lasts deviceCookieTTL, is HttpOnly, Secure per
+// --cookie-secure and scoped to /auth/, so it never reaches the upstream.
+// A browser keeps one device cookie: the account it last signed in to.
+
+const (
+	deviceCookieName = "gatehouse_device"
+	deviceCookieTTL  = 180 * 24 * time.Hour
+	deviceKeyName    = "device-cookie"
+	deviceNonceLen   = 16
+)
+
+// deviceKey loads the HMAC key from the store once; a failure is retried at
+// the next use.
+type deviceKey struct {
+	mu  sync.Mutex
+	key []byte
+}
+
+func (h *Handler) deviceKey(ctx context.Context) ([]byte, error) {
+	k := &h.device
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.key == nil {
+		key, err := h.store.Secret(ctx, deviceKeyName)
+		if err != nil {
+			return nil, err
+		}
+		k.key = key
+	}
+	return k.key, nil
+}
+
+// deviceMAC is the cookie's signature of the account email and the nonce.
+func deviceMAC(key []byte, email string, nonce []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("gatehouse device cookie\x00"))
+	m.Write([]byte(email))
+	m.Write([]byte{0})
+	m.Write(nonce)
+	return m.Sum(nil)
+}
+
+// deviceNonce returns the nonce of the request's device cookie when the
+// cookie is valid for the account email (normalized); "" otherwise.
+func (h *Handler) deviceNonce(r *http.Request, email string) string {
+	c, err := r.Cookie(deviceCookieName)
+	if err != nil {
+		return ""
+	}
+	rawNonce, rawMAC, ok := strings.Cut(c.Value, ".")
+	if !ok {
+		return ""
+	}
+	b64 := base64.RawURLEncoding
+	nonce, err1 := b64.DecodeString(rawNonce)
+	mac, err2 := b64.DecodeString(rawMAC)
+	if err1 != nil || err2 != nil || len(nonce) != deviceNonceLen {
+		return ""
+	}
+	key, err := h.deviceKey(r.Context())
+	if err != nil {
+		h.log.WarnContext(r.Context(), "device cookie key unavailable", "err", err)
+		return ""
+	}
+	if !hmac.Equal(mac, deviceMAC(key, email, nonce)) {
+		return ""
+	}
+	return rawNonce
+}
+
+// setDeviceCookie gives the browser a device cookie for the account email
+// after a successful sign-in. Without the key, the browser simply gets none.
+func (h *Handler) setDeviceCookie(w http.ResponseWriter, r *http.Request, email string) {
+	key, err := h.deviceKey(r.Context())
+	if err != nil {
+		h.log.WarnContext(r.Context(), "device cookie key unavailable", "err", err)
+		return
+	}
+	nonce := make([]byte, deviceNonceLen)
+	_, _ = rand.Read(nonce) // crypto/rand.Read never fails
+	b64 := base64.RawURLEncoding
+	http.SetCookie(w, &http.Cookie{
+		Name:     deviceCookieName,
+		Value:    b64.EncodeToString(nonce) + "." + b64.EncodeToString(deviceMAC(key, email, nonce)),
+		Path:     "/auth/",
+		MaxAge:   int(deviceCookieTTL.Seconds()),
+		HttpOnly: true,
+		Secure:   h.cfg.CookieSecure,
+		SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// loginBucket is the failure bucket a sign-in to email is counted in: the
+// device cookie's own when the browser has a valid one for this account,
+// else the account's.
+func (h *Handler) loginBucket(r *http.Request, email string) (*keyedLimiter, string) {
+	if nonce := h.deviceNonce(r, email); nonce != "" {
+		return h.limits.deviceFailures, nonce
+	}
+	return h.limits.loginFailures, loginAccountKey(email)
+}

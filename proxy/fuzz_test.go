@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Fuzz targets of the request path's parsers. `go test` runs their seeds
+// (here and in testdata/fuzz); `make fuzz` explores each for a while.
+
+// FuzzCleanPath: the cleaned path is canonical (absolute, idempotent, no
+// "." or ".." segment, no empty segment) and a path that matches a public
+// prefix holds no control byte, backslash or ";"-dressed dot segment.
+func FuzzCleanPath(f *testing.F) {
+	for _, s := range []string{
+		"", "/", "//x", "/auth/../x", "/static/..\x00/admin", "/static/.\x00./x", "/public/..;/x",
+		"/static\\..\\x", "/a/./b/../../c/", "x", "/static/", "/staticky", "/%2e%2e/", "/static/\x7f",
+	} {
+		f.Add(s)
+	}
+	public, err := parsePublicPaths([]string{"/static", "/public/"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		c := cleanPath(p)
+		if !strings.HasPrefix(c, "/") {
+			t.Fatalf("cleanPath(%q) = %q: not absolute", p, c)
+		}
+		if again := cleanPath(c); again != c {
+			t.Fatalf("cleanPath not idempotent: %q → %q → %q", p, c, again)
+		}
+		for i, segment := range strings.Split(c[1:], "/") {
+			last := i == strings.Count(c[1:], "/")
+			if segment == "." || segment == ".." || segment == "" && !last {
+				t.Fatalf("cleanPath(%q) = %q keeps segment %q", p, c, segment)
+			}
+		}
+		if public.match(c) {
+			if hasControlByte(c) || strings.Contains(c, "\\") {
+				t.Fatalf("%q is public with a control byte or backslash", c)
+			}
+			for segment := range strings.SplitSeq(c, "/") {
+				if s, _, _ := strings.Cut(segment, ";"); s == "." || s == ".." {
+					t.Fatalf("%q is public with a dot segment %q", c, segment)
+				}
+			}
+		}
+	})
+}
+
+// FuzzSessionCookie: reading never panics, and once the session cookie is
+// removed from the Cookie header, no reader finds one there (SS8), while a
+// cookie of another name stays.
+func FuzzSessionCookie(f *testing.F) {
+	for _, s := range []string{
+		"gatehouse_session=abc", "a=1; gatehouse_session=abc; b=2", " gatehouse_session = \"abc\" ",
+		"gatehouse_session=a; gatehouse_session=b", "=gatehouse_session=x", ";;;", "gatehouse_session",
+		"x=gatehouse_session=y", "gatehouse_session=\x00", "\tgatehouse_session\t=\tv\t;keep=1", "keep",
+	} {
+		f.Add(s)
+	}
+	const name = DefaultCookieName
+	f.Fuzz(func(t *testing.T, line string) {
+		h := http.Header{"Cookie": {line, "other_cookie=1"}}
+		_ = sessionCookie(h, name)
+		removeCookie(h, name)
+		if v := sessionCookie(h, name); v != "" {
+			t.Fatalf("after removing it from %q, the session cookie reads %q (header %q)", line, v, h["Cookie"])
+		}
+		r := &http.Request{Header: h}
+		for _, c := range r.Cookies() {
+			if c.Name == name {
+				t.Fatalf("after removing it from %q, net/http reads a session cookie %q", line, c.Value)
+			}
+		}
+		if !slices.Contains(h["Cookie"], "other_cookie=1") {
+			t.Fatalf("removing the session cookie from %q lost another cookie: %q", line, h["Cookie"])
+		}
+	})
+}
+
+// FuzzHeaderScrubber: whatever the spelling of a header name, after
+// removeClientHeaders no name left is an identity or routing header, and a
+// URL-rebuilding header is left only from a trusted proxy in dash spelling.
+func FuzzHeaderScrubber(f *testing.F) {
+	for _, s := range []string{
+		"X-Forwarded-User", "x_forwarded_email", "X-AUTH-REQUEST-USER", "Remote_User", "X-Forwarded-Prefix",
+		"x_forwarded_prefix", "X-Envoy-Original-Path", "Forwarded", "X-Forwarded-For", "X-Original-URL", "Accept",
+	} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, name string, trusted bool) {
+		h := http.Header{name: {"v"}, http.CanonicalHeaderKey(name): {"v"}}
+		removeClientHeaders(h, trusted)
+		for left := range h {
+			if forbiddenHeader(left) {
+				t.Fatalf("%q (from %q) survived", left, name)
+			}
+			if urlRebuildingHeader(left) && (!trusted || strings.Contains(left, "_")) {
+				t.Fatalf("URL-rebuilding %q survived (trusted=%v)", left, trusted)
+			}
+		}
+		// Spelled with '_' or in any case, a name means what its dash,
+		// lower-case form means.
+		norm := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+		if forbiddenHeader(name) != forbiddenHeader(norm) && !strings.Contains(name, "_") {
+			t.Fatalf("%q and %q judged differently", name, norm)
+		}
+	})
+}

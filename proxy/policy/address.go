@@ -1,0 +1,56 @@
+package policy
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxAddress is the longest usable address (RFC 5321 paths hold 256
+// octets with the angle brackets).
+const maxAddress = 254
+
+// PlainAddress reports whether an address (a provider's, or a line of the
+// emails file) can be taken as one mailbox, compared lower-cased, matched
+// against the access policy and sent to the upstream in X-Forwarded-Email
+// (OA6, AP1): one @; a dot-atom local part of ASCII atext, or of non-ASCII
+// letters, digits and marks that lower-casing leaves as they are; a domain
+// of ASCII labels. Refused are what would make another mailbox match an
+// allowed address or domain, or read otherwise downstream: a letter that
+// lower-cases into ASCII (KELVIN SIGN to k, CAPITAL I WITH DOT to i),
+// spaces and control bytes (trimmed or split on), a comma, quotes, a
+// second @, a trailing dot.
+func PlainAddress(s string) bool {
+	if len(s) > maxAddress || !utf8.ValidString(s) {
+		return false
+	}
+	local, domain, ok := strings.Cut(s, "@")
+	if !ok || local == "" || len(local) > 64 || checkDomain(domain) != nil {
+		return false
+	}
+	if local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
+		return false
+	}
+	for _, r := range local {
+		switch {
+		case r < utf8.RuneSelf:
+			if r != '.' && !isAtext(byte(r)) {
+				return false
+			}
+		case unicode.ToLower(r) != r:
+			return false
+		case !unicode.In(r, unicode.L, unicode.M, unicode.N):
+			return false
+		}
+	}
+	return true
+}
+
+// isAtext is RFC 5322 atext in ASCII.
+func isAtext(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+}

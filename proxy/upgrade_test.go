@@ -1,0 +1,104 @@
+package proxy
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// switchingUpstream accepts any upgrade it is asked for, as a careless
+// upstream would, and otherwise answers "plain".
+func switchingUpstream(w http.ResponseWriter, r *http.Request) {
+	up := r.Header.Get("Upgrade")
+	if up == "" {
+		io.WriteString(w, "plain")
+		return
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: %s\r\n\r\n", up)
+	brw.Flush()
+}
+
+// sendUpgrade sends one raw upgrade request and reads the answer's head.
+func sendUpgrade(t *testing.T, addr, method, path, upgrade, cookie string) *http.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	extra := ""
+	if upgrade == "h2c" {
+		extra = "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n"
+	}
+	if cookie != "" {
+		extra += "Cookie: " + DefaultCookieName + "=" + cookie + "\r\n"
+	}
+	fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: gate.example.com\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: %s\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n%sContent-Length: 0\r\n\r\n",
+		method, path, upgrade, extra)
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%s %s Upgrade: %s: %v", method, path, upgrade, err)
+	}
+	return res
+}
+
+// UP1: only WebSocket upgrades pass, and only where the same request would
+// pass without the upgrade; any other upgrade is served as plain HTTP.
+func TestOnlyWebSocketUpgradesPass(t *testing.T) {
+	cases := []struct {
+		name, method, path, upgrade string
+		signedIn                    bool
+		wantStatus                  int
+		wantUpgrade                 string // Upgrade header the upstream saw
+	}{
+		{"h2c on a public path", "GET", "/static/x", "h2c", false, http.StatusOK, ""},
+		{"h2c signed in", "GET", "/app", "h2c", true, http.StatusOK, ""},
+		{"made-up protocol signed in", "GET", "/app", "tls/1.3", true, http.StatusOK, ""},
+		{"websocket plus h2c", "GET", "/app", "websocket, h2c", true, http.StatusOK, ""},
+		{"websocket by POST", "POST", "/app", "websocket", true, http.StatusOK, ""},
+		{"websocket on a public path", "GET", "/static/ws", "websocket", false, http.StatusSwitchingProtocols, "websocket"},
+		{"websocket signed in", "GET", "/ws", "websocket", true, http.StatusSwitchingProtocols, "websocket"},
+		{"websocket without a session", "GET", "/ws", "websocket", false, http.StatusFound, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.upstream.handler = switchingUpstream
+			front := httptest.NewServer(e.proxy)
+			defer front.Close()
+			cookie := ""
+			if tc.signedIn {
+				cookie = e.signIn(sessionID)
+			}
+			res := sendUpgrade(t, front.Listener.Addr().String(), tc.method, tc.path, tc.upgrade, cookie)
+			res.Body.Close()
+			if res.StatusCode != tc.wantStatus {
+				t.Fatalf("status %d, want %d", res.StatusCode, tc.wantStatus)
+			}
+			if tc.wantStatus == http.StatusFound {
+				if e.upstream.count() != 0 {
+					t.Fatal("upgrade without a session reached the upstream")
+				}
+				return
+			}
+			seen := e.upstream.last(t)
+			if got := seen.Header.Get("Upgrade"); got != tc.wantUpgrade {
+				t.Errorf("upstream saw Upgrade %q, want %q", got, tc.wantUpgrade)
+			}
+			if got := seen.Header.Get("Http2-Settings"); got != "" {
+				t.Errorf("upstream saw HTTP2-Settings %q", got)
+			}
+		})
+	}
+}
