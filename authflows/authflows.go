@@ -99,9 +99,7 @@ type Handler struct {
 	pages   *pages
 	oauth   map[string]*provider
 	mails   *mailTemplates
-	// background runs the work of /auth/forgot after its answer, bounded.
-	background *background
-	device     deviceKey // HMAC key of device cookies (DV1)
+	device  deviceKey // HMAC key of device cookies (DV1)
 }
 
 // New checks cfg and builds the handler.
@@ -153,7 +151,6 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	h.hasher = NewHasher(cfg.Hash)
-	h.background = newBackground(forgotWorkers)
 	h.limits = newLimits(cfg.Clock)
 	h.routes()
 	h.handler = h.middleware(h.mux)

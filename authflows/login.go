@@ -141,14 +141,22 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if err := h.startSession(w, r, u, methodPassword, ""); err != nil {
-		if errors.Is(err, storage.ErrCredentialsChanged) {
-			// Disabled while this sign-in was in flight (AP2).
+	// 8. The session, only if the credentials did not change since they
+	// were checked (CR1): a reset, password change or revocation in
+	// between makes the password no longer sign in; a disable answers
+	// account_disabled (AP2).
+	if err := h.startSession(w, r, u, methodPassword, ""); errors.Is(err, storage.ErrCredentialsChanged) {
+		if now, lookupErr := h.store.UserByID(ctx, u.ID); lookupErr == nil && now.Disabled {
 			h.event(r, "login_refused", slog.String("user_id", u.ID), slog.String("reason", "account disabled"))
 			h.metrics.logins.WithLabelValues("refused").Inc()
 			h.loginRefused(w, r, web.AccountDisabled, form)
 			return
 		}
+		h.event(r, "login_failed", slog.String("user_id", u.ID), slog.String("reason", "credentials changed"))
+		h.metrics.logins.WithLabelValues("failed").Inc()
+		h.loginRefused(w, r, errInvalidCredentials, form)
+		return
+	} else if err != nil {
 		h.log.ErrorContext(ctx, "login failed", "user_id", u.ID, "err", err)
 		h.metrics.logins.WithLabelValues("error").Inc()
 		h.loginRefused(w, r, errStoreUnavailable, form)
@@ -202,19 +210,19 @@ func (h *Handler) verifyLogin(ctx context.Context, email, password string) (stor
 
 // upgradePasswordHash re-hashes a verified password with the current
 // parameters (PW1). It is best effort: a failure only leaves the old hash.
-// The stored hash is re-read just before the write so that a password reset
-// completed meanwhile is not overwritten by the old password.
+// The store swaps the hash only if it is still the one verified, so a
+// password reset completed meanwhile is never overwritten by the old password.
 func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, password string) {
 	hash, err := h.hasher.Hash(ctx, password)
 	if err != nil {
 		h.log.WarnContext(ctx, "password hash upgrade skipped", "user_id", u.ID, "err", err)
 		return
 	}
-	current, err := h.store.UserByID(ctx, u.ID)
-	if err != nil || current.PasswordHash != u.PasswordHash {
-		return
+	err = h.store.UpgradePasswordHash(ctx, u.ID, u.PasswordHash, hash)
+	if errors.Is(err, storage.ErrCredentialsChanged) || errors.Is(err, storage.ErrNotFound) {
+		return // changed meanwhile: the newer hash stays
 	}
-	if err := h.store.SetPasswordHash(ctx, u.ID, hash); err != nil {
+	if err != nil {
 		h.log.WarnContext(ctx, "password hash upgrade failed", "user_id", u.ID, "err", err)
 		return
 	}

@@ -178,9 +178,15 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 		err = h.startSession(w, r, u, p.Name, groups)
 	}
 	if errors.Is(err, storage.ErrCredentialsChanged) {
-		// Disabled while this sign-in was in flight (AP2).
-		h.oauthEvent(r, p.Name, "refused", slog.String("user_id", u.ID), slog.String("reason", "account disabled"))
-		web.WriteProblem(w, r, web.AccountDisabled)
+		// Disabled (AP2), reset or revoked (CR1) while this sign-in was in
+		// flight: no session.
+		if now, lookupErr := h.store.UserByID(r.Context(), u.ID); lookupErr == nil && now.Disabled {
+			h.oauthEvent(r, p.Name, "refused", slog.String("user_id", u.ID), slog.String("reason", "account disabled"))
+			web.WriteProblem(w, r, web.AccountDisabled)
+			return
+		}
+		h.oauthEvent(r, p.Name, "refused", slog.String("user_id", u.ID), slog.String("reason", "credentials changed"))
+		web.WriteProblem(w, r, errCredentialsChanged)
 		return
 	}
 	if err != nil {

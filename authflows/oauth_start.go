@@ -22,6 +22,10 @@ const (
 // oauthFlowTTL is how long the user has at the provider (OA1: at most 10 min).
 const oauthFlowTTL = 10 * time.Minute
 
+// OAuthFlowTTL is oauthFlowTTL for cmd/gatehouse, which sweeps expired flows
+// in step with it.
+const OAuthFlowTTL = oauthFlowTTL
+
 // oauthLogin starts signing in with a provider: GET /auth/login/{provider}.
 func (h *Handler) oauthLogin(w http.ResponseWriter, r *http.Request) {
 	p, ok := h.configuredProvider(w, r)

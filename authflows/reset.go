@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/mail"
 	"strings"
-	"sync"
-	"time"
 
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
@@ -22,13 +20,13 @@ import (
 // A reset token is 256 random bits (RT1) mailed as a link built from the
 // base URL only (RT3); the store keeps its SHA-256 and consumes it in the
 // transaction that replaces the password (RT2, RS3). A request voids the
-// user's tokens and queues a job that names the user and holds no secret;
-// the token is minted when the mail queue delivers the job (PrepareMail),
-// so it never reaches the database file in the clear, not even in a queued
-// mail, and its lifetime counts from the delivery. Whether an email is
-// registered never shows in the answer to /auth/forgot, in its timing or in
-// its headers (FG1, FG2): the lookup and the queueing happen after the
-// answer, in the background.
+// user's tokens and queues a job that names the user and holds no secret,
+// durably, before its 202; the token is minted when the mail queue delivers
+// the job (PrepareMail), so it never reaches the database file in the
+// clear, not even in a queued mail, and its lifetime counts from the
+// delivery. Whether an email is registered never shows in the answer to
+// /auth/forgot, in its timing or in its headers (FG1, FG2): every address
+// costs the request the same one store call and one durable commit.
 //
 // Password-less accounts (OAuth only) get the reset mail too: following it
 // gives them a password in addition to their providers. Their owner controls
@@ -42,11 +40,6 @@ var (
 )
 
 const (
-	// forgotWorkers bounds the reset requests handled at once after their
-	// answer; a flood beyond it is dropped (and logged), not queued.
-	forgotWorkers = 64
-	// backgroundTimeout bounds the store work of one reset request.
-	backgroundTimeout = 30 * time.Second
 	// maxEmailLength is the longest address a path can carry (RFC 5321).
 	maxEmailLength = 254
 )
@@ -82,10 +75,11 @@ func (h *Handler) forgotPage(w http.ResponseWriter, r *http.Request) {
 //  1. the body is one string "email" (FG3), syntactically an address;
 //  2. the client IP's bucket is checked: an empty one ends the request here,
 //     silently (FG4);
-//  3. the rest runs after the answer, on a bounded number of goroutines:
-//     look the account up by its normalized address, check the account's
-//     bucket (FG4), void the user's tokens and queue the reset mail job in
-//     one store call (the token is minted at delivery, see PrepareMail);
+//  3. the address's bucket is checked (FG4), keyed by the normalized
+//     address so that no lookup comes first; then one store call, the same
+//     for every address (FG2), looks the account up and queues its reset
+//     job (the token is minted at delivery, see PrepareMail), durably before
+//     the answer; a failed write is a 503, never a 202 for nothing;
 //  4. the answer: 202 {"status":"accepted"}, or 303 to the "check your mail"
 //     page for a form, byte for byte the same for every address (FG1).
 //
@@ -101,7 +95,10 @@ func (h *Handler) forgot(w http.ResponseWriter, r *http.Request) {
 		h.forgotRefused(w, r, errInvalidEmail, in["email"])
 		return
 	}
-	h.requestReset(r, email)
+	if err := h.requestReset(r, email); err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
 	if web.WantsHTML(r) {
 		seeOther(w, r, "/auth/forgot?sent=1")
 		return
@@ -132,60 +129,41 @@ func validEmail(s string) (string, bool) {
 	return s, true
 }
 
-// requestReset takes a token of the client IP's bucket and hands the rest to
-// the background. It does the same work for every address, so the answer
-// cannot tell them apart (FG2).
-func (h *Handler) requestReset(r *http.Request, email string) {
+// requestReset checks the client IP's and the address's buckets (FG4) and
+// makes the one store call of a reset request, the same for every address
+// (FG2): it queues the account's reset job, or for an unknown address
+// writes a marker of the same cost. The caller answers 202 only once it has
+// returned: the request is then on disk and no crash loses it. A throttled
+// request writes nothing; it is answered the same and not mailed. A failed
+// write is an error: the caller answers 503, never a 202 that stands for
+// nothing.
+func (h *Handler) requestReset(r *http.Request, email string) error {
 	if !h.limits.forgotIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.event(r, "forgot_throttled", slog.String("scope", "ip"))
 		h.metrics.forgot.WithLabelValues("throttled").Inc()
-		return
+		return nil
 	}
-	// The background work outlives the request: it gets a copy with a
-	// context that is not cancelled when the answer is written.
-	bg := r.Clone(context.WithoutCancel(r.Context()))
-	bg.Body = http.NoBody
-	if !h.background.try(func() { h.queueReset(bg, email) }) {
-		h.event(r, "forgot_dropped", slog.String("reason", "too many reset requests in flight"))
-		h.metrics.forgot.WithLabelValues("dropped").Inc()
+	email = storage.NormalizeEmail(email)
+	if !h.limits.forgotAccount.allow(loginAccountKey(email)) {
+		h.event(r, "forgot_throttled", slog.String("scope", "account"))
+		h.metrics.forgot.WithLabelValues("accepted").Inc() // the "throttled" label is the client IP's alone
+		return nil
 	}
-}
-
-// queueReset is step 3 of forgot, after the answer.
-func (h *Handler) queueReset(r *http.Request, email string) {
-	ctx, cancel := context.WithTimeout(r.Context(), backgroundTimeout)
-	defer cancel()
-	u, err := h.store.UserByEmail(ctx, email)
+	u, err := h.store.QueueResetRequest(r.Context(), email, h.now())
 	if errors.Is(err, storage.ErrNotFound) {
 		h.event(r, "forgot_requested", slog.Bool("known", false))
-		h.metrics.forgot.WithLabelValues("accepted").Inc()
-		return
+		h.metrics.forgot.WithLabelValues("accepted").Inc() // as a known one: no metric tells them apart (MX1)
+		return nil
 	}
 	if err != nil {
-		h.log.ErrorContext(ctx, "forgot: look up account", "err", err)
-		return
-	}
-	if u.Disabled {
-		// A disabled account is not mailed; the answer was the same anyway.
-		h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID), slog.Bool("disabled", true))
-		h.metrics.forgot.WithLabelValues("accepted").Inc() // never tells an account exists
-		return
-	}
-	if !h.limits.forgotAccount.allow(u.ID) {
-		h.event(r, "forgot_throttled", slog.String("scope", "account"), slog.String("user_id", u.ID))
-		// Counted as accepted: only a known account has a per-account limit.
-		h.metrics.forgot.WithLabelValues("accepted").Inc()
-		return
-	}
-	if err := h.store.QueueResetMail(ctx, u.ID, h.now()); err != nil {
-		h.log.ErrorContext(ctx, "forgot: queue reset mail", "user_id", u.ID, "err", err)
-		return
+		return fmt.Errorf("forgot: queue reset request: %w", err)
 	}
 	h.recordAudit(r, audit.ResetRequested, u.ID, u.Email, "")
 	h.event(r, "forgot_requested", slog.Bool("known", true), slog.String("user_id", u.ID),
 		slog.Bool("has_password", u.PasswordHash != ""))
 	h.metrics.forgot.WithLabelValues("accepted").Inc()
 	h.cfg.WakeMailer()
+	return nil
 }
 
 // PrepareMail turns a queued mail job into the message to send. The mail
@@ -401,33 +379,3 @@ func (h *Handler) resetFailed(w http.ResponseWriter, r *http.Request, p web.Prob
 	}
 	h.render(w, r, p.Status, "reset", form)
 }
-
-// background runs work after the answer on at most a fixed number of
-// goroutines at once; work that finds every slot taken is not run.
-type background struct {
-	slots chan struct{}
-	wg    sync.WaitGroup
-}
-
-func newBackground(n int) *background { return &background{slots: make(chan struct{}, n)} }
-
-// try starts f if a slot is free and reports whether it did.
-func (b *background) try(f func()) bool {
-	select {
-	case b.slots <- struct{}{}:
-	default:
-		return false
-	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		defer func() { <-b.slots }()
-		f()
-	}()
-	return true
-}
-
-// Drain waits until the work that requests started in the background (reset
-// mails being queued) has finished. Call it after the HTTP server has shut
-// down and before the store is closed.
-func (h *Handler) Drain() { h.background.wg.Wait() }

@@ -80,7 +80,6 @@ func newMailEnv(t *testing.T, mc mailEnvConfig) *mailEnv {
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		e.Handler.Drain()
 	})
 	return e
 }
@@ -123,7 +122,6 @@ func (e *mailEnv) nextMail(t *testing.T) mailed {
 // reaches the relay before it leaves the store): no wait decides the result.
 func (e *mailEnv) noMail(t *testing.T) {
 	t.Helper()
-	e.Handler.Drain()
 	waitUntil(t, "the mail queue to empty", func() bool {
 		due, err := e.Store.DueMail(t.Context(), e.Clock.Now().AddDate(10, 0, 0), 1)
 		return err == nil && len(due) == 0
@@ -143,7 +141,6 @@ func (e *mailEnv) forgot(t *testing.T, email string) {
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("forgot %q: status %d, body %s", email, resp.StatusCode, e.Body(t, resp))
 	}
-	e.Handler.Drain()
 }
 
 var resetLinkPattern = regexp.MustCompile(`(\S+)/auth/reset\?token=([A-Za-z0-9_-]+)`)

@@ -340,7 +340,7 @@ func TestNothingCacheable(t *testing.T) {
 }
 
 // DS1: unauthenticated traffic cannot grow the database. Failed, throttled
-// and oversized sign-ins, forgot for unknown addresses (throttled or not),
+// and oversized sign-ins,
 // random session cookies on /auth/me and logout, and made-up reset tokens
 // (GET and POST) commit no bbolt transaction at all.
 func TestUnauthenticatedTrafficWritesNothing(t *testing.T) {
@@ -357,10 +357,8 @@ func TestUnauthenticatedTrafficWritesNothing(t *testing.T) {
 		env.PostJSON("/auth/login", map[string]string{"email": fmt.Sprintf("nobody%d@example.com", i), "password": "wrong password"}, random)
 	}
 	env.PostJSON("/auth/login", map[string]string{"email": "x@example.com", "password": strings.Repeat("x", MaxPasswordLength+1)})
-	for i := range 70 { // past the per-IP forgot limit
-		env.PostJSON("/auth/forgot", map[string]string{"email": fmt.Sprintf("unknown%d@example.com", i)})
-	}
-	env.Handler.Drain()
+	// forgot for unknown addresses commits a fixed-size marker (a 202 is
+	// durable, issue 10): TestForgotUnknownAddressesDoNotGrowFile.
 	env.Get("/auth/me", random)
 	env.PostJSON("/auth/logout", nil, random)
 	env.PostForm("/auth/logout", url.Values{}, random)
@@ -423,7 +421,6 @@ func TestBodyTooLargeResetForgotLogout(t *testing.T) {
 			t.Errorf("%s chunked=%v: hashed", tt.path, tt.chunked)
 		}
 	}
-	env.Handler.Drain()
 	if !env.ResetTokenValid(t, token) {
 		t.Error("an oversized reset consumed the token")
 	}
@@ -457,7 +454,6 @@ func TestCrossOriginForgotAndResetRefused(t *testing.T) {
 			}
 		}
 	}
-	env.Handler.Drain()
 	if env.TxID(t) != txid || !env.ResetTokenValid(t, token) {
 		t.Error("a refused cross-site post wrote to the store")
 	}
@@ -504,5 +500,4 @@ func TestNothingCacheableResetFlow(t *testing.T) {
 			t.Errorf("%s: status %d, want 303 (the token was still valid)", name, resp.StatusCode)
 		}
 	}
-	env.Handler.Drain()
 }

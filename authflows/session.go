@@ -72,6 +72,12 @@ func truncateUserAgent(ua string) string {
 	return ua[:cut]
 }
 
+// errCredentialsChanged: the account's credentials or state changed while
+// the sign-in was being checked (a reset completed, the account was disabled
+// or its sessions revoked); the sign-in made no session and must start over.
+var errCredentialsChanged = web.NewProblem(http.StatusConflict, "credentials_changed",
+	"Your account changed while you were signing in, sign in again")
+
 // cookie is the session cookie (SS2): HttpOnly, SameSite=Lax, Path=/, Secure
 // per flag, Max-Age no longer than the absolute lifetime; maxAge < 0 expires it.
 func (h *Handler) cookie(value string, maxAge int) *http.Cookie {
@@ -127,6 +133,11 @@ func (h *Handler) answerUnauthenticated(w http.ResponseWriter, r *http.Request) 
 
 // answerStoreFailure logs a store error and answers 503: fail closed.
 func (h *Handler) answerStoreFailure(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, storage.ErrCredentialsChanged) {
+		h.event(r, "sign_in_superseded")
+		web.WriteProblem(w, r, errCredentialsChanged)
+		return
+	}
 	h.log.ErrorContext(r.Context(), "store unavailable", "path", r.URL.Path, "err", err)
 	web.WriteProblem(w, r, errStoreUnavailable)
 }

@@ -67,7 +67,7 @@ func (g *Gate) Check(r *http.Request) (storage.Session, bool, error) {
 		g.gone(idHash)
 		return storage.Session{}, false, nil
 	}
-	if g.LastSeen != nil && now.Sub(s.LastSeen) >= TouchInterval {
+	if g.LastSeen != nil && now.Sub(s.LastSeen) >= g.LastSeen.touchEvery() {
 		g.LastSeen.Seen(idHash, now)
 	}
 	return s, true, nil

@@ -12,8 +12,20 @@ import (
 
 // TouchInterval is how stale a session's stored LastSeen may get: the proxy
 // reports a session to LastSeen once it is older than this, and LastSeen
-// writes each session at most once per interval (SS5).
+// writes each session at most once per interval (SS5). A short idle TTL
+// shortens it: see TouchIntervalFor.
 const TouchInterval = time.Minute
+
+// TouchIntervalFor is the touch interval for an idle TTL: TouchInterval, or
+// a quarter of the idle TTL when that is shorter, so that an active session
+// is never idle in the store (stale by at most the touch interval plus one
+// flush, under half the idle TTL).
+func TouchIntervalFor(idle time.Duration) time.Duration {
+	if idle <= 0 || idle/4 >= TouchInterval {
+		return TouchInterval
+	}
+	return idle / 4
+}
 
 // DefaultFlushInterval is how often LastSeen.Run writes when Interval is zero.
 const DefaultFlushInterval = 15 * time.Second
@@ -22,8 +34,13 @@ const DefaultFlushInterval = 15 * time.Second
 // one TouchSessions call per flush, so the request path never writes.
 // The zero value plus a Store is ready to use; it is safe for concurrent use.
 type LastSeen struct {
-	Store    SessionToucher
-	Interval time.Duration    // flush period, default DefaultFlushInterval
+	Store SessionToucher
+	// TouchEvery is the touch interval, default TouchInterval; proxy.New
+	// sets it from the idle TTL (TouchIntervalFor) when it is zero.
+	TouchEvery time.Duration
+	// Interval is the flush period, default DefaultFlushInterval or half of
+	// TouchEvery when that is shorter.
+	Interval time.Duration
 	Clock    func() time.Time // default time.Now; same clock as the proxy
 	Logger   *slog.Logger     // default slog.Default()
 
@@ -43,7 +60,7 @@ func (l *LastSeen) Seen(idHash storage.Hash, at time.Time) {
 	s := &l.shards[idHash[0]%uint8(len(l.shards))]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w, ok := s.written[idHash]; ok && at.Sub(w) < TouchInterval {
+	if w, ok := s.written[idHash]; ok && at.Sub(w) < l.touchEvery() {
 		return
 	}
 	if s.pending == nil {
@@ -58,12 +75,13 @@ func (l *LastSeen) Seen(idHash storage.Hash, at time.Time) {
 // next flush.
 func (l *LastSeen) Flush(ctx context.Context) error {
 	now := l.now()
+	touchEvery := l.touchEvery()
 	batch := make(map[storage.Hash]time.Time)
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
 		for h, w := range s.written {
-			if now.Sub(w) >= TouchInterval {
+			if now.Sub(w) >= touchEvery {
 				delete(s.written, h)
 			}
 		}
@@ -111,7 +129,7 @@ func (l *LastSeen) giveBack(batch map[storage.Hash]time.Time) {
 func (l *LastSeen) Run(ctx context.Context) error {
 	interval := l.Interval
 	if interval <= 0 {
-		interval = DefaultFlushInterval
+		interval = min(DefaultFlushInterval, l.touchEvery()/2)
 	}
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
@@ -127,6 +145,13 @@ func (l *LastSeen) Run(ctx context.Context) error {
 			return l.Flush(final)
 		}
 	}
+}
+
+func (l *LastSeen) touchEvery() time.Duration {
+	if l.TouchEvery > 0 {
+		return l.TouchEvery
+	}
+	return TouchInterval
 }
 
 func (l *LastSeen) now() time.Time {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -171,5 +172,52 @@ func TestProxyRecordsLastSeenOffRequestPath(t *testing.T) {
 	e.lastSeen.Flush(t.Context())
 	if e.store.writesFor(sessionID) != 2 {
 		t.Fatal("not written after a minute")
+	}
+}
+
+// Issue 10, item 8: with an idle TTL shorter than the default touch interval,
+// a session used every few seconds stays active in the store: last-seen is
+// written often enough that the idle sweep never takes it.
+func TestShortIdleTTLKeepsActiveSessions(t *testing.T) {
+	const idle = 40 * time.Second
+	e := newEnv(t, func(c *Config) { c.IdleTTL = idle })
+	e.signIn(sessionID)
+	h := storage.HashSecret(sessionID)
+	for step := range 60 { // 5 minutes of use, one request every 5 s
+		e.clock.Advance(5 * time.Second)
+		if res := e.serve(withCookie(get("/app"), sessionID)); res.StatusCode != http.StatusOK {
+			t.Fatalf("step %d: active session refused: %d", step, res.StatusCode)
+		}
+		if step%2 == 1 { // a flush at every second request: Run's period for this TTL
+			if err := e.lastSeen.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := e.store.Session(t.Context(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Active(e.clock.Now(), idle) {
+			t.Fatalf("step %d: stored LastSeen %v is idle at %v: the sweep would delete an active session",
+				step, s.LastSeen, e.clock.Now())
+		}
+	}
+}
+
+func TestTouchIntervalFor(t *testing.T) {
+	for _, tc := range []struct{ idle, want time.Duration }{
+		{0, TouchInterval},
+		{24 * time.Hour, TouchInterval},
+		{4 * time.Minute, TouchInterval},
+		{2 * time.Minute, 30 * time.Second},
+		{40 * time.Second, 10 * time.Second},
+	} {
+		if got := TouchIntervalFor(tc.idle); got != tc.want {
+			t.Errorf("TouchIntervalFor(%s) = %s, want %s", tc.idle, got, tc.want)
+		}
+		flush := min(DefaultFlushInterval, TouchIntervalFor(tc.idle)/2)
+		if tc.idle > 0 && TouchIntervalFor(tc.idle)+flush >= tc.idle {
+			t.Errorf("idle %s: a session may be stale for %s", tc.idle, TouchIntervalFor(tc.idle)+flush)
+		}
 	}
 }

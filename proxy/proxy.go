@@ -159,6 +159,10 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.LastSeen != nil && cfg.LastSeen.TouchEvery == 0 {
+		// An active session must never look idle in the store.
+		cfg.LastSeen.TouchEvery = TouchIntervalFor(cfg.IdleTTL)
+	}
 	p := &Proxy{
 		upstream:   cfg.Upstream,
 		auth:       cfg.Auth,

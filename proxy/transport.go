@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,9 @@ const (
 	MaxIdleConns    = 512
 	IdleConnTimeout = 90 * time.Second
 	DialTimeout     = 5 * time.Second
+	// MaxResponseHeaderBytes bounds the upstream's response headers; larger
+	// ones get a 502 upstream_response_too_large.
+	MaxResponseHeaderBytes = 1 << 20
 )
 
 // NewTransport returns the upstream transport: a large keep-alive pool, a
@@ -30,13 +34,14 @@ const (
 func NewTransport(responseHeaderTimeout time.Duration) *http.Transport {
 	dialer := &net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}
 	return &http.Transport{
-		DialContext:           dialer.DialContext,
-		MaxIdleConns:          MaxIdleConns,
-		MaxIdleConnsPerHost:   MaxIdleConns,
-		IdleConnTimeout:       IdleConnTimeout,
-		ResponseHeaderTimeout: responseHeaderTimeout,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
+		DialContext:            dialer.DialContext,
+		MaxIdleConns:           MaxIdleConns,
+		MaxIdleConnsPerHost:    MaxIdleConns,
+		IdleConnTimeout:        IdleConnTimeout,
+		ResponseHeaderTimeout:  responseHeaderTimeout,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 	}
 }
 
@@ -65,6 +70,7 @@ func (bufferPool) Put(b []byte) {
 var (
 	upstreamUnavailable = web.NewProblem(http.StatusBadGateway, "upstream_unavailable", "The application is not reachable")
 	upstreamTimeout     = web.NewProblem(http.StatusGatewayTimeout, "upstream_timeout", "The application did not answer in time")
+	upstreamTooLarge    = web.NewProblem(http.StatusBadGateway, "upstream_response_too_large", "The application's response headers were too large")
 )
 
 // upstreamError answers a failed upstream round trip: 504 when the upstream
@@ -82,11 +88,21 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	p.logger.LogAttrs(r.Context(), level, "upstream request failed",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("request_id", requestID(r)),
 		slog.Bool("timeout", timeout), slog.String("error", err.Error()))
-	if timeout {
+	switch {
+	case timeout:
 		web.WriteProblem(w, r, upstreamTimeout)
-		return
+	case isHeaderTooLarge(err):
+		web.WriteProblem(w, r, upstreamTooLarge)
+	default:
+		web.WriteProblem(w, r, upstreamUnavailable)
 	}
-	web.WriteProblem(w, r, upstreamUnavailable)
+}
+
+// isHeaderTooLarge reports whether the transport refused the upstream's
+// response headers for exceeding MaxResponseHeaderBytes. net/http has no
+// sentinel for it, only this message.
+func isHeaderTooLarge(err error) bool {
+	return strings.Contains(err.Error(), "server response headers exceeded")
 }
 
 func isTimeout(err error) bool {

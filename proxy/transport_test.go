@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -185,5 +186,42 @@ func TestUpstreamTimeout(t *testing.T) {
 	}
 	if e.counterValue(t, "error") != 1 {
 		t.Error("timeout not counted as an error")
+	}
+}
+
+// Issue 10, item 7: response headers over 1 MiB get a 502 that says the
+// response was too large, not that the application is unreachable; headers
+// just under the limit pass.
+func TestUpstreamHeadersTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		size     int
+		status   int
+		wantCode string
+	}{
+		{"under the limit", MaxResponseHeaderBytes - 64<<10, http.StatusOK, ""},
+		{"over the limit", MaxResponseHeaderBytes + 64<<10, http.StatusBadGateway, "upstream_response_too_large"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				chunk := strings.Repeat("x", 8<<10)
+				for i := range tc.size / len(chunk) {
+					w.Header().Add(fmt.Sprintf("X-Big-%d", i), chunk)
+				}
+			}))
+			defer up.Close()
+			upURL, _ := url.Parse(up.URL)
+			e := newEnv(t, func(c *Config) { c.Upstream = upURL })
+			id := e.signIn(sessionID)
+			res := e.serve(withCookie(get("/app"), id))
+			if res.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", res.StatusCode, tc.status)
+			}
+			if tc.wantCode != "" {
+				if p := decodeProblem(t, res); p.Code != tc.wantCode {
+					t.Fatalf("code %q, want %q", p.Code, tc.wantCode)
+				}
+			}
+		})
 	}
 }

@@ -35,10 +35,10 @@ var (
 	ErrLastLoginMethod = errors.New("storage: last login method")
 	// ErrLocked: the database file is held by another process.
 	ErrLocked = errors.New("storage: database is locked by another process")
-	// ErrCredentialsChanged: the session's user is disabled, or its credential
-	// epoch moved past the session's since the sign-in began (a disable or
-	// revocation that raced the sign-in wins).
-	ErrCredentialsChanged = errors.New("storage: user disabled or credentials changed")
+	// ErrCredentialsChanged: the user's credentials or state changed (or the
+	// user is gone or disabled) since the caller checked them; nothing was
+	// written. A sign-in that gets it must start over.
+	ErrCredentialsChanged = errors.New("storage: user disabled, deleted or credentials changed")
 )
 
 // HashSize is the length of a SHA-256 digest.
@@ -185,12 +185,20 @@ type Store interface {
 	UserByID(ctx context.Context, id string) (User, error)
 	UserByEmail(ctx context.Context, email string) (User, error) // email is normalized by the store
 	ListUsers(ctx context.Context) ([]User, error)
+	// SetPasswordHash replaces the user's password hash and bumps the
+	// user's credential Epoch, so no session made before can be created
+	// after (see CreateSession). ErrNotFound for an unknown user.
 	SetPasswordHash(ctx context.Context, userID, hash string) error
 	// SetUserDisabled sets the user's Disabled flag. Disabling also deletes
 	// every session of the user and bumps the user's Epoch, in the same
 	// transaction, and reports how many sessions went (AP2); enabling
 	// deletes nothing. Unknown user: ErrNotFound and nothing is written.
 	SetUserDisabled(ctx context.Context, userID string, disabled bool) (sessionsDeleted int, err error)
+	// UpgradePasswordHash replaces the hash with newHash only if it is still
+	// oldHash (the re-hash of a verified password with current parameters):
+	// ErrCredentialsChanged and nothing written otherwise, so it never
+	// overwrites a newer hash. It does not bump the Epoch.
+	UpgradePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
 
 	// Identities.
 	// CreateUserWithIdentity creates a user and links the identity to it in one step:
@@ -206,15 +214,18 @@ type Store interface {
 	UnlinkIdentity(ctx context.Context, userID, provider string) error
 
 	// Sessions.
-	// CreateSession stores s. When s's user exists and is disabled, or its
-	// Epoch is past s.Epoch (a disable or revocation committed after the
-	// sign-in read the user), nothing is written: ErrCredentialsChanged.
+	// CreateSession stores s only if, in the same transaction, its user
+	// exists, is not Disabled and its Epoch still equals s.Epoch (the epoch
+	// read when the credential was checked); otherwise ErrCredentialsChanged
+	// and nothing is written. So no session outlives a credential change.
 	CreateSession(ctx context.Context, s Session) error
 	// Session returns the record for idHash, ErrNotFound if there is none.
 	// Expiry is the caller's decision; the lookup writes nothing.
 	Session(ctx context.Context, idHash Hash) (Session, error)
 	DeleteSession(ctx context.Context, idHash Hash) error
-	// DeleteUserSessions deletes every session of the user and reports how many.
+	// DeleteUserSessions deletes every session of the user, bumps the
+	// user's Epoch (a sign-in in flight cannot add one afterwards) and
+	// reports how many sessions it deleted.
 	DeleteUserSessions(ctx context.Context, userID string) (int, error)
 	// TouchSessions sets LastSeen of the given sessions; unknown ones are skipped.
 	TouchSessions(ctx context.Context, lastSeen map[Hash]time.Time) error
@@ -229,6 +240,16 @@ type Store interface {
 	// the token is minted only when the job is delivered (IssueResetToken).
 	// Unknown user: ErrNotFound and nothing is written.
 	QueueResetMail(ctx context.Context, userID string, now time.Time) error
+	// QueueResetRequest is POST /auth/forgot's one store call, the same
+	// work for every address: in one transaction it looks the (normalized)
+	// email up; for an account it does what QueueResetMail does and returns
+	// the user; for an unknown address, or a disabled account (which is
+	// mailed nothing), it overwrites one fixed-size marker
+	// record (so the request costs the same commit without growing the
+	// database, DS1) and returns ErrNotFound. It returns once the commit is
+	// durable, so a crash after it loses no request. Concurrent calls may
+	// share one commit.
+	QueueResetRequest(ctx context.Context, email string, now time.Time) (User, error)
 	// IssueResetToken stores t and voids every other token of t.UserID, in
 	// one transaction. Unknown user: ErrNotFound and nothing is written.
 	IssueResetToken(ctx context.Context, t ResetToken) error
@@ -239,7 +260,7 @@ type Store interface {
 	// does (ErrNotFound), consumes it, sets the password hash, voids every
 	// other token of the user, deletes every session of the user and queues
 	// notice (skipped when notice.To is empty). It returns the user and the
-	// number of sessions deleted.
+	// number of sessions deleted. It bumps the user's Epoch.
 	CompleteReset(ctx context.Context, tokenHash Hash, now time.Time, passwordHash string, notice Mail) (User, int, error)
 	DeleteExpiredResetTokens(ctx context.Context, now time.Time) (int, error)
 

@@ -67,6 +67,18 @@ type Queue struct {
 	// that reads but cannot write (a full disk) does not make the queue send
 	// the message again on every pass. Used by Run's goroutine only.
 	finished map[uint64]bool
+	// outage is set by a transient delivery failure and cleared by a
+	// delivery or a successful probe. Used by Run's goroutine only.
+	outage bool
+}
+
+// Prober is a Sender that can check its relay without sending (SMTP). With
+// one, a Queue in an outage probes the relay every MinBackoff, and once it
+// answers delivers every waiting message at once, whatever each one's own
+// backoff: mail flows again within seconds of the relay's return, not up to
+// MaxBackoff later. Each message is still tried at least every MaxBackoff.
+type Prober interface {
+	Probe(ctx context.Context) error
 }
 
 // NewQueue returns a queue delivering the store's mail through sender.
@@ -152,9 +164,17 @@ func (q *Queue) Run(ctx context.Context) error {
 // failure ends the pass: the relay is likely down, and the remaining mail is
 // tried again after MinBackoff rather than each waiting for its own timeout.
 func (q *Queue) deliverDue(ctx context.Context) time.Time {
+	// In an outage the relay is probed first: when it answers again, every
+	// waiting message goes now, due or not; when it does not, due messages
+	// are still tried on their own backoff (at least every MaxBackoff).
+	all := q.outage && q.relayBack(ctx)
 	for {
 		now := q.opts.Clock()
-		due, err := q.store.DueMail(ctx, now, q.opts.BatchSize)
+		upTo := now
+		if all {
+			upTo = now.Add(q.opts.GiveUpAfter + q.opts.MaxBackoff) // beyond any NextAttempt
+		}
+		due, err := q.store.DueMail(ctx, upTo, q.opts.BatchSize)
 		if err != nil {
 			if ctx.Err() == nil {
 				q.log.Error("mail queue: read due mail", "err", err)
@@ -166,6 +186,9 @@ func (q *Queue) deliverDue(ctx context.Context) time.Time {
 				return time.Time{}
 			}
 			if retry, ok := q.deliver(ctx, m); !ok {
+				if _, probes := q.sender.(Prober); probes && q.outage {
+					return q.opts.Clock().Add(q.opts.MinBackoff) // the next probe
+				}
 				if i+1 < len(due) || len(due) == q.opts.BatchSize {
 					return q.opts.Clock().Add(q.opts.MinBackoff) // others are waiting
 				}
@@ -178,6 +201,26 @@ func (q *Queue) deliverDue(ctx context.Context) time.Time {
 	}
 }
 
+// relayBack probes the relay during an outage and reports whether it
+// answers again (the outage is then over). A sender that cannot probe never
+// ends the outage this way: its mail waits for each message's own backoff.
+func (q *Queue) relayBack(ctx context.Context) bool {
+	p, ok := q.sender.(Prober)
+	if !ok {
+		q.outage = false
+		return false
+	}
+	probeCtx, cancel := context.WithTimeout(ctx, q.opts.SendTimeout)
+	defer cancel()
+	if err := p.Probe(probeCtx); err != nil {
+		q.log.Debug("mail relay still unavailable", "err", err)
+		return false
+	}
+	q.log.Info("mail relay answers again: delivering the waiting mail")
+	q.outage = false
+	return true
+}
+
 // deliver makes one attempt at m. It reports false when the pass should
 // stop, with the time m is due again (zero when unknown).
 func (q *Queue) deliver(ctx context.Context, m storage.Mail) (time.Time, bool) {
@@ -188,6 +231,9 @@ func (q *Queue) deliver(ctx context.Context, m storage.Mail) (time.Time, bool) {
 	err := q.send(sendCtx, m)
 	cancel()
 	now := q.opts.Clock()
+	if err == nil || errors.Is(err, ErrPermanent) {
+		q.outage = false // the relay answered
+	}
 	switch {
 	case err == nil:
 		q.log.Info("mail delivered", "mail_id", m.ID, "to", m.To, "attempts", m.Attempts+1)
@@ -200,6 +246,7 @@ func (q *Queue) deliver(ctx context.Context, m storage.Mail) (time.Time, bool) {
 		q.finished[m.ID] = true
 		return q.forget(ctx, m.ID)
 	}
+	q.outage = true
 	wait := q.backoff(m.Attempts)
 	next := now.Add(wait)
 	q.log.Warn("mail delivery failed", "mail_id", m.ID, "to", m.To, "attempts", m.Attempts+1, "retry_in", wait.String(), "err", err)

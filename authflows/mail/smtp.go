@@ -125,6 +125,29 @@ func (s *SMTP) Send(ctx context.Context, m storage.Mail) error {
 	return nil
 }
 
+// Probe checks that the relay answers, without sending: connect,
+// (STARTTLS), EHLO, (AUTH), QUIT. The Queue calls it during an outage so
+// that waiting mail goes out as soon as the relay is back.
+func (s *SMTP) Probe(ctx context.Context) error {
+	c, err := s.dial(ctx)
+	if err != nil {
+		return fmt.Errorf("mail: smtp %s: %w", s.cfg.Addr, err)
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+	if err := c.Hello(s.localName); err != nil {
+		return fmt.Errorf("mail: smtp %s: hello: %w", s.cfg.Addr, err)
+	}
+	if s.cfg.Username != "" && c.SupportsAuth(sasl.Plain) {
+		if err := c.Auth(sasl.NewPlainClient("", s.cfg.Username, s.cfg.Password)); err != nil {
+			return fmt.Errorf("mail: smtp %s: auth: %w", s.cfg.Addr, err)
+		}
+	}
+	_ = c.Quit()
+	return nil
+}
+
 func (s *SMTP) converse(c *smtp.Client, to string, msg []byte) error {
 	if err := c.Hello(s.localName); err != nil {
 		return fmt.Errorf("hello: %w", err)

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,8 +136,6 @@ func TestBrowserSignInForgotReset(t *testing.T) {
 		t.Fatalf("sign-in with the new password shows %.300q", body)
 	}
 }
-
-var resetLink = regexp.MustCompile(`https?://[^\s"<>]+/auth/reset\?token=[A-Za-z0-9_-]+`)
 
 // waitForResetLink polls the mail folder for the reset message and returns its link.
 func waitForResetLink(t *testing.T, dir, base string) string {

@@ -162,6 +162,18 @@ func checkDuration(flag string, d time.Duration, allowZero bool) error {
 	return nil
 }
 
+// minIdleTTL is the shortest --session-idle-ttl: last-seen is written every
+// quarter of it (proxy.TouchIntervalFor), and more often would turn every
+// request into a write.
+const minIdleTTL = 10 * time.Second
+
+func checkIdleTTL(idle time.Duration) error {
+	if idle > 0 && idle < minIdleTTL {
+		return flagError("session-idle-ttl", "%v is too short: want 0 (no idle limit) or at least %v", idle, minIdleTTL)
+	}
+	return nil
+}
+
 func checkListen(flag, addr string) error {
 	if addr == "" {
 		return nil

@@ -144,8 +144,11 @@ func TestUnauthenticatedTrafficWritesNothing(t *testing.T) {
 		t.Errorf("the upstream saw %d requests, want the 20 to the public path", *hits)
 	}
 	g.Stop() // the background work of /auth/forgot and the last-seen flush are done
-	if after := boltTxID(t, db); after != before {
-		t.Errorf("unauthenticated traffic committed %d write transactions", after-before)
+	// A 202 of /auth/forgot is durable (issue 10): for an unknown address it
+	// commits one fixed-size marker, at most 3 times (the address's bucket);
+	// the file size check below shows that nothing grows.
+	if after := boltTxID(t, db); after-before > 3 {
+		t.Errorf("unauthenticated traffic committed %d write transactions, want at most the 3 forgot markers", after-before)
 	}
 	if after := fileSize(t, db); after != size {
 		t.Errorf("the database grew from %d to %d bytes", size, after)

@@ -206,6 +206,9 @@ func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
 			return Config{}, err
 		}
 	}
+	if err := checkIdleTTL(c.SessionIdleTTL); err != nil {
+		return Config{}, err
+	}
 	if c.PasswordMinLength < 8 || c.PasswordMinLength > 1024 {
 		return Config{}, flagError("password-min-length", "%d: want 8 to 1024", c.PasswordMinLength)
 	}

@@ -46,7 +46,7 @@ func runKeys(args []string, stdout, stderr io.Writer, getenv environ) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	store, err := openStore(db)
+	store, err := openStore(db, true, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "gatehouse keys rotate: %v\n", err)
 		return 1

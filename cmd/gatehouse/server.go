@@ -43,6 +43,7 @@ type server struct {
 	issuer   *assertion.Issuer // nil with --identity-assertion=false
 	mailer   mailer
 	tls      *tlsServing
+	writes   *writeHealth
 	ready    atomic.Bool
 	// adminAPI is served on --admin-socket; audit is the --audit-log trail.
 	adminAPI   http.Handler
@@ -56,9 +57,11 @@ type server struct {
 const lockTimeout = 3 * time.Second
 
 // openStore is the backend switch. There is one backend today; a PostgreSQL
-// one for several replicas would be a second case here.
-func openStore(path string) (storage.Store, error) {
-	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout})
+// one for several replicas would be a second case here. mustExist refuses a
+// missing file (the users subcommands) instead of creating it.
+// onWrite, when set, is told the outcome of every commit (writeHealth).
+func openStore(path string, mustExist bool, onWrite func(error)) (storage.Store, error) {
+	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout, MustExist: mustExist, OnWrite: onWrite})
 	if errors.Is(err, storage.ErrLocked) {
 		return nil, fmt.Errorf("database %s is locked by another process (waited %s; is another gatehouse running on it?)", path, lockTimeout)
 	}
@@ -70,11 +73,12 @@ func openStore(path string) (storage.Store, error) {
 
 // newServer opens the store and builds every part; it opens no port.
 func newServer(ctx context.Context, cfg Config, logger *slog.Logger) (*server, error) {
-	store, err := openStore(cfg.DB)
+	writes := newWriteHealth(logger, time.Now)
+	store, err := openStore(cfg.DB, false, writes.observe)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, log: logger, store: store, closeAudit: func() error { return nil }}
+	s := &server{cfg: cfg, log: logger, store: store, writes: writes, closeAudit: func() error { return nil }}
 	if err := s.build(ctx); err != nil {
 		s.close()
 		return nil, err
@@ -91,6 +95,9 @@ func (s *server) build(ctx context.Context) error {
 	}, []string{"version", "goversion"})
 	buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	reg.MustRegister(buildInfo)
+	if err := s.writes.register(reg); err != nil {
+		return err
+	}
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
 	pol, err := policy.New(cfg.Policy, s.log)
 	if err != nil {
@@ -237,7 +244,8 @@ func providerConfigs(cfg Config) []authflows.ProviderConfig {
 }
 
 // adminHandler serves /healthz (the process is up), /readyz (the store
-// answers and the server is not draining) and /metrics.
+// answers and the server is not draining; its body names failing writes)
+// and /metrics.
 func (s *server) adminHandler(reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -252,6 +260,12 @@ func (s *server) adminHandler(reg *prometheus.Registry) http.Handler {
 		defer cancel()
 		if err := s.store.Ping(ctx); err != nil {
 			http.Error(w, "store unavailable\n", http.StatusServiceUnavailable)
+			return
+		}
+		// Failing writes do not flip readiness (see writeHealth); they are
+		// said here, for the operator.
+		if status := s.writes.status(); status != "" {
+			_, _ = w.Write([]byte("ready; " + status + "\n"))
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))
@@ -319,7 +333,8 @@ func (s *server) listenAndServe(ctx context.Context) error {
 }
 
 // serve runs until ctx ends, then drains in-flight requests for at most
-// --shutdown-timeout, stops the background loops and closes the store.
+// --shutdown-timeout, stops the background loops and closes the store. A
+// drain cut short by the deadline is an error (exit 1).
 func (s *server) serve(ctx context.Context, ls *listeners) error {
 	defer s.close()
 	if s.tls != nil && s.tls.Start != nil {
@@ -395,16 +410,22 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	s.log.Info("gatehouse stopping: draining in-flight requests", "deadline", s.cfg.ShutdownTimeout.String())
 	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
+	cutShort := false
 	for _, srv := range servers {
 		if err := srv.Shutdown(drain); err != nil {
 			s.log.Warn("shutdown deadline passed; closing open connections", "err", err)
 			srv.Close()
+			cutShort = true
 		}
 	}
-	s.auth.Drain() // forgot requests still minting tokens and queueing mail
 	stopBackground()
 	loops.Wait()
 	s.log.Info("gatehouse stopped")
+	if serveErr == nil && cutShort {
+		// Requests were cut off: the exit code says so (non-zero), so that
+		// a supervisor or deploy script does not take it for a clean stop.
+		serveErr = fmt.Errorf("shutdown: in-flight requests cut off after --shutdown-timeout %s", s.cfg.ShutdownTimeout)
+	}
 	return serveErr
 }
 
@@ -422,13 +443,29 @@ func (s *server) close() {
 	}
 }
 
-// sweepInterval is how often expired records are deleted.
-const sweepInterval = 10 * time.Minute
+// Sweep interval bounds: expired records are deleted every quarter of the
+// shortest lifetime a record has, within these bounds, so a record outlives
+// its TTL by at most a quarter of it (or maxSweepInterval).
+const (
+	minSweepInterval = time.Second
+	maxSweepInterval = 10 * time.Minute
+)
+
+// sweepInterval is how often expired records are deleted for cfg: a quarter
+// of the shortest of the session TTL, the idle TTL, the reset token TTL and
+// the OAuth flow lifetime, between minSweepInterval and maxSweepInterval.
+func sweepInterval(cfg Config) time.Duration {
+	shortest := min(cfg.SessionTTL, cfg.ResetTokenTTL, authflows.OAuthFlowTTL)
+	if cfg.SessionIdleTTL > 0 {
+		shortest = min(shortest, cfg.SessionIdleTTL)
+	}
+	return min(max(shortest/4, minSweepInterval), maxSweepInterval)
+}
 
 // sweep deletes expired sessions, reset tokens and OAuth flows (DS1) until
 // ctx ends, logging what it removed.
 func (s *server) sweep(ctx context.Context) error {
-	t := time.NewTicker(sweepInterval)
+	t := time.NewTicker(sweepInterval(s.cfg))
 	defer t.Stop()
 	for {
 		now := time.Now()

@@ -45,6 +45,7 @@ type gatehouse struct {
 	srv           *server
 	stop          context.CancelFunc
 	done          chan error
+	Err           error // what serve returned, after Stop
 }
 
 // startGatehouse runs the real wiring (newServer, serve) with args added to
@@ -121,7 +122,7 @@ func (g *gatehouse) Stop() {
 	}
 	g.stop()
 	g.stop = nil
-	<-g.done
+	g.Err = <-g.done
 }
 
 // addUser runs `gatehouse users add` against a stopped server's database.
@@ -394,6 +395,9 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	if !strings.Contains(g.Logs.String(), "gatehouse stopped") {
 		t.Errorf("no stop line in the log:\n%s", g.Logs.String())
 	}
+	if g.Err != nil {
+		t.Errorf("serve after a complete drain returned %v, want nil (exit 0)", g.Err)
+	}
 	// The store was closed cleanly: the file opens again at once.
 	var out, errOut bytes.Buffer
 	if code := run([]string{"users", "list", "--db", db}, nil, &out, &errOut, envOf(nil)); code != 0 {
@@ -439,6 +443,10 @@ func TestShutdownDeadline(t *testing.T) {
 	}
 	if !strings.Contains(g.Logs.String(), "shutdown deadline passed") {
 		t.Errorf("no deadline line in the log:\n%s", g.Logs.String())
+	}
+	// Issue 10, item 6: a cut drain is not a clean stop (run exits 1).
+	if g.Err == nil || !strings.Contains(g.Err.Error(), "--shutdown-timeout") {
+		t.Errorf("serve after a cut drain returned %v, want an error naming --shutdown-timeout", g.Err)
 	}
 	var out, errOut bytes.Buffer
 	if code := run([]string{"users", "list", "--db", db}, nil, &out, &errOut, envOf(nil)); code != 0 {

@@ -270,7 +270,7 @@ func (o *cliOptions) connect(ctx context.Context, mayCreate bool, stderr io.Writ
 			return nil, nil, fmt.Errorf("folder %s of the database does not exist", filepath.Dir(o.db))
 		}
 	}
-	store, err := openStore(o.db)
+	store, err := openStore(o.db, !mayCreate, nil)
 	if err != nil {
 		return nil, nil, err
 	}

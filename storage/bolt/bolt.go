@@ -11,14 +11,14 @@
 // exception is a sweep (DeleteExpired*), which deletes in chunks of at most
 // sweepChunk records per transaction so that a large sweep never holds the
 // writer lock for long; each chunk is atomic and keeps every index consistent.
+// QueueResetRequest runs through bbolt's Batch, so concurrent calls may share
+// one transaction; each call's work is still all or nothing.
 package bolt
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -44,14 +44,18 @@ var (
 	bucketInviteTokens   = []byte("invite_tokens")      // token hash → invite token
 	bucketUserInvites    = []byte("user_invite_tokens") // user prefix + token hash → empty
 	bucketSigningKeys    = []byte("signing_keys")       // key id → signing key
+	bucketResetRequests  = []byte("reset_requests")     // "last_unknown" → time (see QueueResetRequest)
 
 	allBuckets = [][]byte{
 		bucketUsers, bucketUsersByEmail, bucketIdentities, bucketUserIdentities,
 		bucketSessions, bucketUserSessions, bucketSessionExpiry,
 		bucketResetTokens, bucketUserTokens, bucketOAuthFlows, bucketOAuthExpiry,
-		bucketMail, bucketInviteTokens, bucketUserInvites, bucketSigningKeys,
+		bucketMail, bucketInviteTokens, bucketUserInvites, bucketSigningKeys, bucketResetRequests,
 	}
 )
+
+// batchDelay is how long a Batch call waits for others to share its commit.
+const batchDelay = 2 * time.Millisecond
 
 // DefaultTimeout is how long Open waits for the file lock when Options.Timeout is zero.
 const DefaultTimeout = 3 * time.Second
@@ -64,11 +68,21 @@ type Options struct {
 	// NoSync skips fsync after each commit. A crash can lose or corrupt the
 	// database: for benchmarks and tests only.
 	NoSync bool
+	// MustExist refuses a missing file instead of creating a new database
+	// (the CLI subcommands work on an existing one).
+	MustExist bool
+	// OnWrite, when set, is told the outcome of every write transaction
+	// that tried to commit: nil when it committed, the error when the file
+	// could not be written (disk full, read-only file system, I/O error).
+	// Refusals decided by the store (storage.ErrNotFound and the like) are
+	// not reported: they say nothing of the disk. It must not block.
+	OnWrite func(err error)
 }
 
 // Store is a storage.Store on one bbolt file. It is safe for concurrent use.
 type Store struct {
-	db *bbolt.DB
+	db      *bbolt.DB
+	onWrite func(error) // Options.OnWrite, or nil
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -79,24 +93,33 @@ var _ storage.Store = (*Store)(nil)
 // a transaction, which would write meta and freelist pages to disk.
 var errNoWrite = errors.New("bolt: nothing to write")
 
-// Open opens or creates the database at path (file mode 0600, parent
-// directory created with 0700 if missing) and its buckets. A file locked by
-// another process yields an error wrapping storage.ErrLocked after
-// opts.Timeout; Open never waits longer.
+// Open opens the database at path, or creates it (file mode 0600) when the
+// file does not exist, its folder does and opts.MustExist is false. A file
+// locked by another process yields an error wrapping storage.ErrLocked
+// after opts.Timeout; Open never waits longer.
+//
+// Open refuses, with a one-line error and never a panic, what is not a
+// sound database: a missing folder (not created), an existing empty file
+// (not silently made a new database), a file that is truncated, garbled or
+// not bbolt at all. bbolt's panics and memory faults while opening are
+// recovered and reported; a file up to fullCheckMaxSize is checked page by
+// page (bbolt's Check), a larger one by reading each bucket's first and
+// last keys.
 func Open(path string, opts Options) (*Store, error) {
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("storage/bolt: create directory of %s: %w", path, err)
+	size, err := checkPath(path, opts.MustExist)
+	if err != nil {
+		return nil, err
 	}
 	// The hashmap freelist stays fast with many free pages (after a large
 	// sweep). The freelist is still synced on commit: NoFreelistSync would
 	// make commits cheaper then, but every Open would walk the whole file to
 	// rebuild it (seconds for a million sessions on a cold cache), and the
 	// CLI subcommands open the file on every call.
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+	db, err := openRecovering(path, size, &bbolt.Options{
 		Timeout:      timeout,
 		NoSync:       opts.NoSync,
 		FreelistType: bbolt.FreelistMapType,
@@ -107,6 +130,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage/bolt: open %s: %w", path, err)
 	}
+	// Batch (reset requests) waits this long for company before it
+	// commits: bbolt's 10 ms default would be every lone request's latency.
+	db.MaxBatchDelay = batchDelay
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -119,7 +145,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("storage/bolt: init %s: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, onWrite: opts.OnWrite}, nil
 }
 
 // Close releases the file and its lock. Calls after the first return an error.
@@ -144,10 +170,38 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(fn)
+	var fnErr error
+	err := s.db.Update(func(tx *bbolt.Tx) error { fnErr = fn(tx); return fnErr })
+	s.reportWrite(err, fnErr)
 	if errors.Is(err, errNoWrite) {
 		return nil
 	}
+	return err
+}
+
+// reportWrite tells Options.OnWrite how a write transaction ended: err is
+// the transaction's error, fnErr what its closure returned. An error the
+// closure returned is the store's own decision, not a disk failure.
+func (s *Store) reportWrite(err, fnErr error) {
+	switch {
+	case s.onWrite == nil:
+	case err == nil:
+		s.onWrite(nil)
+	case fnErr == nil || !errors.Is(err, fnErr):
+		s.onWrite(err)
+	}
+}
+
+// batch runs fn in a read-write transaction that bbolt may share with
+// other concurrent batch calls (one commit for all). fn may run more than
+// once, so it must only write inside tx.
+func (s *Store) batch(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var fnErr error
+	err := s.db.Batch(func(tx *bbolt.Tx) error { fnErr = fn(tx); return fnErr })
+	s.reportWrite(err, fnErr)
 	return err
 }
 

@@ -19,7 +19,7 @@ import (
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		path := filepath.Join(t.TempDir(), "gatehouse.db")
-		t.Cleanup(func() { checkIndexes(t, path) }) // runs after the suite closed the store
+		t.Cleanup(func() { checkIndexesOf(t, path) }) // runs after the suite closed the store
 		return openTest(t, path)
 	})
 }
@@ -34,8 +34,9 @@ func openTest(t *testing.T, path string) *Store {
 	return s
 }
 
-func TestOpenCreatesDirAndPrivateFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "missing", "dir", "gatehouse.db")
+// A new file is private; a missing folder is refused (TestOpenRefusesDamagedFiles).
+func TestOpenCreatesPrivateFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gatehouse.db")
 	s := openTest(t, path)
 	defer s.Close()
 	info, err := os.Stat(path)
@@ -170,7 +171,7 @@ func TestMissesWriteNothing(t *testing.T) {
 		"Session":            func() error { _, err := s.Session(ctx, unknown); return err },
 		"DeleteSession":      func() error { return s.DeleteSession(ctx, unknown) },
 		"TouchSessions":      func() error { return s.TouchSessions(ctx, map[storage.Hash]time.Time{unknown: now}) },
-		"DeleteUserSessions": func() error { _, err := s.DeleteUserSessions(ctx, "u1"); return err },
+		"DeleteUserSessions": func() error { _, err := s.DeleteUserSessions(ctx, "nobody"); return err },
 		"UserByEmail":        func() error { _, err := s.UserByEmail(ctx, "nobody@example.com"); return err },
 		"ResetTokenUser":     func() error { _, err := s.ResetTokenUser(ctx, storage.HashSecret("expired"), now); return err },
 		"CompleteReset": func() error {
@@ -254,13 +255,14 @@ func TestIdleSweepAcrossScanChunks(t *testing.T) {
 		}
 	}
 	must(t, s.Close())
-	checkIndexes(t, path)
+	checkIndexesOf(t, path)
 }
 
 func TestImportSessionsRefusesStoredHash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gatehouse.db")
 	s := openTest(t, path)
 	sess := storage.Session{IDHash: storage.HashSecret("a"), UserID: "u1", ExpiresAt: time.Now()}
+	must(t, s.CreateUser(t.Context(), storage.User{ID: "u1", Email: "u1@example.com"}))
 	must(t, s.CreateSession(t.Context(), sess))
 	other := storage.Session{IDHash: storage.HashSecret("b"), UserID: "u2", ExpiresAt: time.Now()}
 	sess.UserID = "u2"
@@ -271,5 +273,5 @@ func TestImportSessionsRefusesStoredHash(t *testing.T) {
 		t.Fatalf("refused import wrote a session: %v", err)
 	}
 	must(t, s.Close())
-	checkIndexes(t, path)
+	checkIndexesOf(t, path)
 }

@@ -30,6 +30,56 @@ func (s *Store) QueueResetMail(ctx context.Context, userID string, now time.Time
 	})
 }
 
+// QueueResetRequest, in one transaction, looks the normalized email up: for
+// an account it voids the user's reset tokens and queues a reset job (as
+// QueueResetMail) and returns the user; for an unknown address it
+// overwrites the fixed-size marker in bucketResetRequests, so that the
+// request costs one durable commit either way without growing the file,
+// and returns storage.ErrNotFound. It runs through bbolt's Batch: concurrent
+// requests share one commit and one fsync.
+func (s *Store) QueueResetRequest(ctx context.Context, email string, now time.Time) (storage.User, error) {
+	email = storage.NormalizeEmail(email)
+	var u storage.User
+	err := s.batch(ctx, func(tx *bbolt.Tx) error {
+		u = storage.User{} // Batch may run fn again
+		writeMarker := func() error {
+			marker := make([]byte, timeKeySize)
+			putSortableTime(marker, now)
+			return tx.Bucket(bucketResetRequests).Put(unknownResetRequestKey, marker)
+		}
+		id := tx.Bucket(bucketUsersByEmail).Get([]byte(email))
+		if id == nil {
+			return writeMarker()
+		}
+		var err error
+		if u, err = getUser(tx, string(id)); err != nil {
+			return err
+		}
+		if u.Disabled { // mailed nothing, at the cost of an unknown address (AP2)
+			u = storage.User{}
+			return writeMarker()
+		}
+		if err := voidUserTokens(tx, u.ID); err != nil {
+			return err
+		}
+		_, err = enqueueMail(tx, storage.Mail{
+			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
+		})
+		return err
+	})
+	if err != nil {
+		return storage.User{}, err
+	}
+	if u.ID == "" {
+		return storage.User{}, notFound("user by email")
+	}
+	return u, nil
+}
+
+// unknownResetRequestKey is the one record a reset request for an unknown
+// address writes: the time of the last such request.
+var unknownResetRequestKey = []byte("last_unknown")
+
 // IssueResetToken, in one transaction, stores t and voids every other token
 // of t.UserID. An unknown user is storage.ErrNotFound and nothing is written.
 func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken) error {
@@ -70,7 +120,7 @@ func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now 
 // hash, voids every other token of the user, deletes every session of the
 // user with their index entries and queues notice unless notice.To is empty
 // (zero CreatedAt and NextAttempt become now). It returns the updated user
-// and the number of sessions deleted. Of concurrent calls with one token,
+// and the number of sessions deleted; the user's Epoch is bumped. Of concurrent calls with one token,
 // exactly one succeeds: bbolt runs write transactions one at a time.
 func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now time.Time,
 	passwordHash string, notice storage.Mail) (storage.User, int, error) {
@@ -87,7 +137,7 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 			return err
 		}
 		u.PasswordHash = passwordHash
-		if err := tx.Bucket(bucketUsers).Put([]byte(u.ID), encodeUser(u)); err != nil {
+		if u, err = putUserBumped(tx, u); err != nil {
 			return err
 		}
 		if err := voidUserTokens(tx, u.ID); err != nil { // the used token included

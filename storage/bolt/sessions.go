@@ -12,18 +12,18 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// CreateSession stores s with its index entries (per user, by expiry). A
-// record already stored under s.IDHash is replaced, its index entries
-// included, so the indexes never point at a stale record.
+// CreateSession stores s with its index entries (per user, by expiry) if
+// its user exists, is enabled and is at s.Epoch (storage.ErrCredentialsChanged
+// otherwise, see epoch.go). A record already stored under s.IDHash is
+// replaced, its index entries included, so the indexes never point at a
+// stale record.
 func (s *Store) CreateSession(ctx context.Context, sess storage.Session) error {
 	if !validUserID(sess.UserID) {
 		return errInvalid("session user id must be 1 to %d bytes", maxUserIDLen)
 	}
 	return s.update(ctx, func(tx *bbolt.Tx) error {
-		// A disable (or any epoch bump) that committed after the sign-in
-		// read the user wins: no session outlives it (AP2).
-		if u, err := getUser(tx, sess.UserID); err == nil && (u.Disabled || u.Epoch > sess.Epoch) {
-			return fmt.Errorf("create session: %w", storage.ErrCredentialsChanged)
+		if err := checkSessionUser(tx, sess); err != nil {
+			return err
 		}
 		if _, err := deleteSession(tx, sess.IDHash); err != nil {
 			return err
@@ -65,18 +65,27 @@ func (s *Store) DeleteSession(ctx context.Context, idHash storage.Hash) error {
 }
 
 // DeleteUserSessions deletes every session of the user through the per-user
-// index, without scanning other users' sessions, and reports how many.
+// index, without scanning other users' sessions, bumps the user's Epoch (if
+// the user exists) and reports how many sessions it deleted.
 func (s *Store) DeleteUserSessions(ctx context.Context, userID string) (int, error) {
 	if !validUserID(userID) {
 		return 0, nil
 	}
 	var n int
 	err := s.update(ctx, func(tx *bbolt.Tx) (err error) {
-		n, err = deleteUserSessions(tx, userID)
-		if err == nil && n == 0 {
-			return errNoWrite
+		if n, err = deleteUserSessions(tx, userID); err != nil {
+			return err
 		}
-		return err
+		u, err := getUser(tx, userID)
+		switch {
+		case err == nil:
+			_, err = putUserBumped(tx, u)
+			return err
+		case n == 0:
+			return errNoWrite
+		default:
+			return nil
+		}
 	})
 	if err != nil {
 		return 0, err

@@ -82,7 +82,8 @@ func (s *Store) ListUsers(ctx context.Context) ([]storage.User, error) {
 }
 
 // SetPasswordHash replaces the user's password hash (empty removes the
-// password); storage.ErrNotFound for an unknown user.
+// password) and bumps the user's Epoch; storage.ErrNotFound for an unknown
+// user.
 func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) error {
 	return s.update(ctx, func(tx *bbolt.Tx) error {
 		u, err := getUser(tx, userID)
@@ -90,7 +91,8 @@ func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) error 
 			return err
 		}
 		u.PasswordHash = hash
-		return tx.Bucket(bucketUsers).Put([]byte(u.ID), encodeUser(u))
+		_, err = putUserBumped(tx, u)
+		return err
 	})
 }
 

@@ -38,6 +38,8 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, o) })
 	t.Run("SessionSweep", func(t *testing.T) { testSessionSweep(t, o) })
 	t.Run("Reset", func(t *testing.T) { testReset(t, o) })
+	t.Run("Epoch", func(t *testing.T) { testEpoch(t, o) })
+	t.Run("ResetRequest", func(t *testing.T) { testResetRequest(t, o) })
 	t.Run("OAuth", func(t *testing.T) { testOAuth(t, o) })
 	t.Run("Mail", func(t *testing.T) { testMail(t, o) })
 	t.Run("SigningKeys", func(t *testing.T) { testSigningKeys(t, o) })
@@ -66,8 +68,25 @@ type sessionImporter interface {
 	ImportSessions(ctx context.Context, sessions []storage.Session) error
 }
 
+// withUser creates the user of sess (id sess.UserID, at epoch 0) unless it
+// exists, and returns sess: CreateSession refuses a session without its user.
+func withUser(t *testing.T, s storage.Store, sess storage.Session) storage.Session {
+	t.Helper()
+	_, err := s.UserByID(t.Context(), sess.UserID)
+	if errors.Is(err, storage.ErrNotFound) {
+		err = s.CreateUser(t.Context(), storage.User{ID: sess.UserID, Email: sess.UserID + "@users.example.com", CreatedAt: epoch})
+	}
+	if err != nil {
+		t.Fatalf("user %s of a session: %v", sess.UserID, err)
+	}
+	return sess
+}
+
 func createSessions(t *testing.T, s storage.Store, sessions []storage.Session) {
 	t.Helper()
+	for _, sess := range sessions {
+		withUser(t, s, sess)
+	}
 	if imp, ok := s.(sessionImporter); ok && len(sessions) > 100 {
 		if err := imp.ImportSessions(t.Context(), sessions); err != nil {
 			t.Fatalf("ImportSessions(%d): %v", len(sessions), err)
