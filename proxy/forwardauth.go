@@ -39,6 +39,9 @@ type originalRequest struct {
 	host   string
 	path   string // decoded and cleaned, as the proxy cleans it
 	query  string // raw
+	// ambiguous: the decoded path before cleaning is one that an upstream
+	// could read otherwise (see ambiguous); the upstream gets it as is.
+	ambiguous bool
 }
 
 // url is the original request's absolute address, with the cleaned path.
@@ -91,7 +94,7 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	// The access policy, as on proxied requests (AP2): a refused user gets
 	// 403 on a protected path and is nobody on a public one.
-	public := p.public.match(orig.path)
+	public := p.public.match(orig.path) && !orig.ambiguous
 	if signedIn && p.policy != nil && !p.policy.Passes(session.Email, false, session.Groups) {
 		if !public {
 			p.metrics.refused.Inc()
@@ -104,6 +107,7 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 		h["X-Forwarded-User"] = []string{session.UserID}
 		h["X-Forwarded-Email"] = []string{session.Email}
 		h["X-Forwarded-Groups"] = []string{session.Groups}
+		h[AssertionHeader] = []string{""} // replaced below when assertions are on
 		if p.assertions != nil {
 			token, err := p.assertions.Token(session)
 			if err != nil {
@@ -170,7 +174,7 @@ func forwardAuthRequest(h http.Header) (originalRequest, error) {
 	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" {
 		return o, errors.New("X-Forwarded-Uri does not parse")
 	}
-	o.path, o.query = cleanPath(u.Path), u.RawQuery
+	o.path, o.query, o.ambiguous = cleanPath(u.Path), u.RawQuery, ambiguous(u.Path)
 	return o, nil
 }
 
@@ -199,7 +203,7 @@ func authRequestRequest(h http.Header) (originalRequest, error) {
 		return o, errors.New("X-Original-URL path is not absolute")
 	}
 	o.scheme, o.host = u.Scheme, u.Host
-	o.path, o.query = cleanPath(u.Path), u.RawQuery
+	o.path, o.query, o.ambiguous = cleanPath(u.Path), u.RawQuery, ambiguous(u.Path)
 	return o, nil
 }
 

@@ -290,3 +290,38 @@ func TestCheckAssertion(t *testing.T) {
 		t.Fatalf("claims %v", claims)
 	}
 }
+
+// Caddy GHSA-7r4p-vjf4-gxv4: a fronting proxy that copies the identity
+// headers from the check's 200 leaves the client's copy of any header the
+// answer lacks. So every 200 names all four, the assertion included, even
+// with --identity-assertion=false (FA1, JW1).
+func TestCheckNamesEveryIdentityHeader(t *testing.T) {
+	withAssertions, _, _ := assertionEnv(t)
+	withAssertions.proxy.checkPeers = web.TrustedProxies{netip.MustParsePrefix("10.0.0.0/24")}
+	for _, tc := range []struct {
+		name     string
+		e        *env
+		uri      string
+		signedIn bool
+	}{
+		{"signed in, assertions off", checkEnv(t), "/private", true},
+		{"public, assertions off", checkEnv(t), "/static/x", false},
+		{"signed in on a public path, assertions off", checkEnv(t), "/static/x", true},
+		{"signed in, assertions on", withAssertions, "/private", true},
+		{"public, assertions on", withAssertions, "/static/x", false},
+	} {
+		r := forwardAuth(tc.uri, "X-Gatehouse-Jwt-Assertion", "forged", "X-Forwarded-User", "admin")
+		if tc.signedIn {
+			withCookie(r, tc.e.signIn(sessionID))
+		}
+		res := tc.e.serve(r)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", tc.name, res.StatusCode)
+		}
+		for _, name := range []string{"X-Forwarded-User", "X-Forwarded-Email", "X-Forwarded-Groups", AssertionHeader} {
+			if v := res.Header[name]; len(v) != 1 || v[0] == "forged" || v[0] == "admin" {
+				t.Errorf("%s: %s = %q, want exactly one value of Gatehouse's own", tc.name, name, v)
+			}
+		}
+	}
+}

@@ -90,12 +90,8 @@ func parsePublicPaths(list []string) (publicPaths, error) {
 // "/staticky"). Only the path counts, never the query.
 //
 // A path that some upstreams would read as climbing out of its directory
-// is never public: a backslash (IIS, some frameworks read it as "/") or a
-// "." or ".." segment carrying ";params" (Tomcat reads "..;" as "..").
-// A control byte (NUL, CR, TAB, DEL, …) anywhere in the decoded path makes
-// it ambiguous too: upstreams that cut the path at a NUL or drop control
-// bytes would read "..\x00" as ".." and climb out of the public prefix.
-// Such requests need a session like any protected path.
+// is never public (ambiguous); such requests need a session like any
+// protected path.
 func (pp publicPaths) match(p string) bool {
 	for _, prefix := range pp {
 		if prefix == "/" || p == prefix ||
@@ -106,20 +102,79 @@ func (pp publicPaths) match(p string) bool {
 	return false
 }
 
+// ambiguous reports whether an upstream could read the decoded, cleaned
+// path p as another path than Gatehouse does, one step up or more:
+//   - a backslash (IIS and some frameworks read it as "/");
+//   - a control byte (some drop NUL, CR, LF or trim tabs: ".%00." is "..");
+//   - an escape left after the one decoding ("%2e", "%2f", "%5c", "%25",
+//     a control): an upstream that decodes again reads "..%2f" as "../";
+//   - a full-width ".", "/" or "\" (U+FF0E, U+FF0F, U+FF3C), which NFKC
+//     folds to ASCII;
+//   - a "." or ".." segment carrying ";params" (Tomcat reads "..;" as "..");
+//   - a segment of dots and spaces other than "." and ".." (Spring and
+//     Windows trim spaces, Windows reads "..." as "..").
+//
+// It runs only for paths under a public prefix and does not allocate.
 func ambiguous(p string) bool {
-	if strings.IndexByte(p, '\\') >= 0 || hasControlByte(p) {
-		return true
-	}
-	if strings.IndexByte(p, ';') < 0 {
-		return false
+	semicolon := false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c < 0x20 || c == 0x7f || c == '\\':
+			return true
+		case c == ';':
+			semicolon = true
+		case c == '%':
+			if i+2 < len(p) && ishex(p[i+1]) && ishex(p[i+2]) {
+				switch b := unhex(p[i+1])<<4 | unhex(p[i+2]); {
+				case b == '.' || b == '/' || b == '\\' || b == '%' || b < 0x20 || b == 0x7f:
+					return true
+				}
+			}
+		case c == 0xef:
+			if i+2 < len(p) && p[i+1] == 0xbc && (p[i+2] == 0x8e || p[i+2] == 0x8f || p[i+2] == 0xbc) {
+				return true
+			}
+		}
 	}
 	for segment := range strings.SplitSeq(p, "/") {
-		segment, _, _ = strings.Cut(segment, ";")
-		if segment == "." || segment == ".." {
+		if semicolon {
+			segment, _, _ = strings.Cut(segment, ";")
+		}
+		if dotsAndSpaces(segment) {
 			return true
 		}
 	}
 	return false
+}
+
+// dotsAndSpaces reports whether segment is made of dots and spaces only,
+// with a dot in it: ".", "..", "...", ".. ", " ..".
+func dotsAndSpaces(segment string) bool {
+	dot := false
+	for i := 0; i < len(segment); i++ {
+		switch segment[i] {
+		case '.':
+			dot = true
+		case ' ':
+		default:
+			return false
+		}
+	}
+	return dot
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
 
 // hasControlByte reports whether p holds an ASCII control byte or DEL.

@@ -301,7 +301,10 @@ type Store interface {
 	// t.UserID. Unknown user: ErrNotFound.
 	IssueInviteToken(ctx context.Context, t ResetToken) error
 	// InviteTokenUser returns the user of a valid invite token without
-	// consuming it; otherwise ErrNotFound.
+	// consuming it; otherwise ErrNotFound. An invitation stands only while
+	// its user has no password and is enabled: once a password is set
+	// (set-password, a reset) or the user is disabled, the token is
+	// ErrNotFound (AD2).
 	InviteTokenUser(ctx context.Context, tokenHash Hash, now time.Time) (User, error)
 	// CompleteInvite, in one transaction: checks the invite token as
 	// InviteTokenUser does (ErrNotFound), consumes it with every other

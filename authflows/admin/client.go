@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 )
 
@@ -24,7 +25,8 @@ var _ API = (*Client)(nil)
 var ErrNoServer = errors.New("admin: no server answers on the socket")
 
 // Dial returns a Client for the server listening on socketPath, or an
-// error wrapping ErrNoServer when none answers there.
+// error wrapping ErrNoServer when none answers there, or ErrUntrustedSocket
+// when the socket that answers is not private to the caller (checkSocket).
 func Dial(ctx context.Context, socketPath string) (*Client, error) {
 	if socketPath == "" {
 		return nil, ErrNoServer
@@ -35,6 +37,9 @@ func Dial(ctx context.Context, socketPath string) (*Client, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoServer, err)
 	}
 	_ = conn.Close()
+	if err := checkSocket(socketPath, os.Geteuid()); err != nil {
+		return nil, err
+	}
 	transport := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, "unix", socketPath)

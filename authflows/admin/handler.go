@@ -3,6 +3,7 @@ package admin
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 )
@@ -83,7 +84,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBody))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err := dec.Decode(v)
+	if err == nil {
+		// Nothing may follow the one object: "{...}{...}" is ambiguous.
+		var extra json.RawMessage
+		if dec.Decode(&extra) != io.EOF {
+			err = errors.New("one JSON object expected, more follows")
+		}
+	}
+	if err != nil {
 		writeJSON(w, http.StatusBadRequest, &Error{Code: CodeInvalidRequest, Message: "malformed request: " + err.Error()})
 		return false
 	}

@@ -31,6 +31,10 @@ func checkAdminFlags(fs *pflag.FlagSet, db string, socket *string, auditLog stri
 		*socket = defaultAdminSocket(db)
 	}
 	if *socket != "" {
+		// A Linux abstract name has no file, so no mode: anyone could connect.
+		if (*socket)[0] == '@' || strings.ContainsRune(*socket, 0) {
+			return flagError("admin-socket", "%q is not a file path (an abstract socket has no permissions)", *socket)
+		}
 		// sun_path holds 108 bytes with its terminating NUL on Linux.
 		if len(*socket) > 107 {
 			return flagError("admin-socket", "%q is longer than a Unix socket path may be (107 bytes)", *socket)
@@ -57,6 +61,7 @@ func defaultAdminSocket(db string) string {
 // by other users, not even between creation and chmod to 0600. (The umask
 // is the process's: a file another goroutine creates in that instant is
 // only made private to the same user, never unusable.) Close removes it.
+// Connections are served only to the server's user and root (peerListener).
 func listenAdminSocket(path string) (net.Listener, error) {
 	if st, err := os.Lstat(path); err == nil {
 		if st.Mode().Type() != fs.ModeSocket {
@@ -82,7 +87,7 @@ func listenAdminSocket(path string) (net.Listener, error) {
 		ln.Close()
 		return nil, fmt.Errorf("--admin-socket: %w", err)
 	}
-	return ln, nil
+	return newPeerListener(ln), nil
 }
 
 // openAuditLog opens the --audit-log destination: nil when empty, stderr

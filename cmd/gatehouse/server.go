@@ -308,6 +308,11 @@ func (s *server) listen() (*listeners, error) {
 		if ls.socket, err = listenAdminSocket(s.cfg.AdminSocket); err != nil {
 			return fail(err)
 		}
+		if pl, ok := ls.socket.(*peerListener); ok {
+			pl.onRefuse = func(uid uint32) {
+				s.log.Warn("admin socket: refused a connection of another user", "uid", uid)
+			}
+		}
 	}
 	return &ls, nil
 }

@@ -253,8 +253,12 @@ func (o *cliOptions) check(cmd *cliCommand, stdin io.Reader) error {
 // connect returns the running server's API when one answers on the socket,
 // else a Service on the database file. Only add may create a missing file.
 func (o *cliOptions) connect(ctx context.Context, mayCreate bool, stderr io.Writer) (admin.API, func(), error) {
-	if c, err := admin.Dial(ctx, o.socket); err == nil {
+	c, err := admin.Dial(ctx, o.socket)
+	switch {
+	case err == nil:
 		return c, c.Close, nil
+	case errors.Is(err, admin.ErrUntrustedSocket): // AD1: never spoken to, never "no server"
+		return nil, nil, fmt.Errorf("--admin-socket: %w", err)
 	}
 	if _, err := os.Stat(o.db); errors.Is(err, fs.ErrNotExist) {
 		if !mayCreate {

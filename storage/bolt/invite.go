@@ -52,7 +52,8 @@ func (s *Store) IssueInviteToken(ctx context.Context, t storage.ResetToken) erro
 }
 
 // InviteTokenUser returns the user of a valid invite token (known, unused,
-// not expired at now) without consuming it; otherwise storage.ErrNotFound.
+// not expired at now, its user still without a password) without consuming
+// it; otherwise storage.ErrNotFound.
 func (s *Store) InviteTokenUser(ctx context.Context, tokenHash storage.Hash, now time.Time) (storage.User, error) {
 	var u storage.User
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
@@ -60,14 +61,29 @@ func (s *Store) InviteTokenUser(ctx context.Context, tokenHash storage.Hash, now
 		if err != nil {
 			return err
 		}
-		u, err = getUser(tx, t.UserID)
+		u, err = invitedUser(tx, t.UserID)
 		return err
 	})
 	return u, err
 }
 
-// CompleteInvite, in one transaction: checks the invite token
-// (storage.ErrNotFound, nothing written), consumes it with every other invite
+// invitedUser returns the user of an invite token while the invitation
+// still stands: an account that has a password (set by the operator or a
+// reset meanwhile) is no longer waiting for its first one, and a disabled
+// one may not get one; either way the invitation is void (AD2).
+func invitedUser(tx *bbolt.Tx, userID string) (storage.User, error) {
+	u, err := getUser(tx, userID)
+	if err != nil {
+		return storage.User{}, err
+	}
+	if u.PasswordHash != "" || u.Disabled {
+		return storage.User{}, notFound("token")
+	}
+	return u, nil
+}
+
+// CompleteInvite, in one transaction: checks the invite token and that the
+// user still has no password (storage.ErrNotFound, nothing written), consumes it with every other invite
 // token of the user and sets the password hash. It returns the updated user.
 func (s *Store) CompleteInvite(ctx context.Context, tokenHash storage.Hash, now time.Time, passwordHash string) (storage.User, error) {
 	var u storage.User
@@ -76,7 +92,7 @@ func (s *Store) CompleteInvite(ctx context.Context, tokenHash storage.Hash, now 
 		if err != nil {
 			return err
 		}
-		if u, err = getUser(tx, t.UserID); err != nil {
+		if u, err = invitedUser(tx, t.UserID); err != nil {
 			return err
 		}
 		u.PasswordHash = passwordHash

@@ -50,7 +50,7 @@ func testAdmin(t *testing.T, o Opener) {
 
 	t.Run("DeleteUserTakesEverythingOfTheUser", func(t *testing.T) {
 		s := o.newStore(t)
-		u, other := createUser(t, s, 1), createUser(t, s, 2)
+		u, other := createInvitedUser(t, s, 1), createUser(t, s, 2)
 		wantErr(t, "LinkIdentity", s.LinkIdentity(t.Context(), storage.Identity{Provider: "github", Subject: "42", UserID: u.ID, CreatedAt: epoch}), nil)
 		wantErr(t, "LinkIdentity other", s.LinkIdentity(t.Context(), storage.Identity{Provider: "github", Subject: "43", UserID: other.ID, CreatedAt: epoch}), nil)
 		createSessions(t, s, []storage.Session{sessionRecord("mine", u.ID, time.Hour, epoch), sessionRecord("theirs", other.ID, time.Hour, epoch)})
@@ -60,6 +60,9 @@ func testAdmin(t *testing.T, o Opener) {
 		theirs := issue(t, s, "theirs", other, time.Hour)
 		invite := inviteRecord("mine", u.ID, time.Hour)
 		wantErr(t, "IssueInviteToken", s.IssueInviteToken(t.Context(), invite), nil)
+		if _, err := s.InviteTokenUser(t.Context(), invite.Hash, epoch); err != nil {
+			t.Fatalf("InviteTokenUser before delete: %v", err)
+		}
 		if _, err := s.EnqueueMail(t.Context(), storage.Mail{To: u.Email, Subject: "s", Text: "t", CreatedAt: epoch, NextAttempt: epoch}); err != nil {
 			t.Fatal(err)
 		}
@@ -132,6 +135,18 @@ func inviteRecord(name, userID string, ttl time.Duration) storage.ResetToken {
 	}
 }
 
+// createInvitedUser stores user n without a password, as `users add
+// --invite` does.
+func createInvitedUser(t *testing.T, s storage.Store, n int) storage.User {
+	t.Helper()
+	u := userRecord(n)
+	u.PasswordHash = ""
+	if err := s.CreateUser(t.Context(), u); err != nil {
+		t.Fatalf("CreateUser(%s): %v", u.Email, err)
+	}
+	return u
+}
+
 func testInvites(t *testing.T, o Opener) {
 	t.Run("CompleteOnceSetsPassword", func(t *testing.T) {
 		s := o.newStore(t)
@@ -159,7 +174,7 @@ func testInvites(t *testing.T, o Opener) {
 
 	t.Run("ExpiredAndSupersededRefused", func(t *testing.T) {
 		s := o.newStore(t)
-		u := createUser(t, s, 1)
+		u := createInvitedUser(t, s, 1)
 		first, second := inviteRecord("first", u.ID, time.Hour), inviteRecord("second", u.ID, time.Hour)
 		wantErr(t, "IssueInviteToken first", s.IssueInviteToken(t.Context(), first), nil)
 		wantErr(t, "IssueInviteToken second", s.IssueInviteToken(t.Context(), second), nil)
@@ -176,7 +191,7 @@ func testInvites(t *testing.T, o Opener) {
 
 	t.Run("KindsDoNotMix", func(t *testing.T) {
 		s := o.newStore(t)
-		u := createUser(t, s, 1)
+		u := createInvitedUser(t, s, 1)
 		invite, reset := inviteRecord("x", u.ID, time.Hour), tokenRecord("y", u.ID, time.Hour)
 		wantErr(t, "IssueInviteToken", s.IssueInviteToken(t.Context(), invite), nil)
 		wantErr(t, "IssueResetToken", s.IssueResetToken(t.Context(), reset), nil)
@@ -194,9 +209,57 @@ func testInvites(t *testing.T, o Opener) {
 		}
 	})
 
+	// AD2: an invitation sets the first password only. Once the user has
+	// one (the operator's set-password, a completed reset), a waiting
+	// token is void: it neither finds the user nor replaces the password.
+	t.Run("VoidOncePasswordIsSet", func(t *testing.T) {
+		for _, how := range []string{"SetPasswordHash", "CompleteReset"} {
+			t.Run(how, func(t *testing.T) {
+				s := o.newStore(t)
+				u := createInvitedUser(t, s, 1)
+				tok := inviteRecord("waiting", u.ID, time.Hour)
+				wantErr(t, "IssueInviteToken", s.IssueInviteToken(t.Context(), tok), nil)
+				if how == "SetPasswordHash" {
+					wantErr(t, how, s.SetPasswordHash(t.Context(), u.ID, "$argon2id$set"), nil)
+				} else {
+					reset := tokenRecord("reset", u.ID, time.Hour)
+					wantErr(t, "IssueResetToken", s.IssueResetToken(t.Context(), reset), nil)
+					_, _, err := s.CompleteReset(t.Context(), reset.Hash, epoch, "$argon2id$set", storage.Mail{})
+					wantErr(t, how, err, nil)
+				}
+				_, err := s.InviteTokenUser(t.Context(), tok.Hash, epoch)
+				wantErr(t, "InviteTokenUser after "+how, err, storage.ErrNotFound)
+				_, err = s.CompleteInvite(t.Context(), tok.Hash, epoch, "$argon2id$invite")
+				wantErr(t, "CompleteInvite after "+how, err, storage.ErrNotFound)
+				if stored, _ := s.UserByID(t.Context(), u.ID); stored.PasswordHash != "$argon2id$set" {
+					t.Fatalf("stored hash %q: the invitation replaced the password", stored.PasswordHash)
+				}
+			})
+		}
+	})
+
+	// A disabled user's invitation does not stand either: the password
+	// would wait for whoever enables the account.
+	t.Run("VoidWhileDisabled", func(t *testing.T) {
+		s := o.newStore(t)
+		u := createInvitedUser(t, s, 1)
+		tok := inviteRecord("waiting", u.ID, time.Hour)
+		wantErr(t, "IssueInviteToken", s.IssueInviteToken(t.Context(), tok), nil)
+		if _, err := s.SetUserDisabled(t.Context(), u.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.InviteTokenUser(t.Context(), tok.Hash, epoch)
+		wantErr(t, "InviteTokenUser of a disabled user", err, storage.ErrNotFound)
+		_, err = s.CompleteInvite(t.Context(), tok.Hash, epoch, "$argon2id$invite")
+		wantErr(t, "CompleteInvite of a disabled user", err, storage.ErrNotFound)
+		if stored, _ := s.UserByID(t.Context(), u.ID); stored.PasswordHash != "" {
+			t.Fatalf("stored hash %q: a disabled user's invitation set a password", stored.PasswordHash)
+		}
+	})
+
 	t.Run("SweepExpired", func(t *testing.T) {
 		s := o.newStore(t)
-		u, v := createUser(t, s, 1), createUser(t, s, 2)
+		u, v := createInvitedUser(t, s, 1), createInvitedUser(t, s, 2)
 		soon, later := inviteRecord("soon", u.ID, time.Minute), inviteRecord("later", v.ID, time.Hour)
 		wantErr(t, "IssueInviteToken soon", s.IssueInviteToken(t.Context(), soon), nil)
 		wantErr(t, "IssueInviteToken later", s.IssueInviteToken(t.Context(), later), nil)
@@ -218,7 +281,7 @@ func testInvites(t *testing.T, o Opener) {
 
 	t.Run("QueueInviteMailVoidsAndQueuesJob", func(t *testing.T) {
 		s := o.newStore(t)
-		u := createUser(t, s, 1)
+		u := createInvitedUser(t, s, 1)
 		old := inviteRecord("old", u.ID, time.Hour)
 		wantErr(t, "IssueInviteToken", s.IssueInviteToken(t.Context(), old), nil)
 		wantErr(t, "QueueInviteMail", s.QueueInviteMail(t.Context(), u.ID, epoch), nil)
