@@ -59,11 +59,11 @@ type Store struct {
 	// invalidation happened while it read the store.
 	gen uint64
 
-	live      atomic.Bool
-	lastBeat  atomic.Int64 // Now().UnixNano() of the last Heartbeat
-	hits      atomic.Uint64
-	misses    atomic.Uint64
-	bypassed  atomic.Uint64
+	live     atomic.Bool
+	lastBeat atomic.Int64 // Now().UnixNano() of the last Heartbeat
+	hits     atomic.Uint64
+	misses   atomic.Uint64
+	bypassed atomic.Uint64
 }
 
 type entry struct {
