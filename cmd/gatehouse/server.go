@@ -19,7 +19,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
-	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
 
 // server is one running Gatehouse: the store, the proxy with the auth flows
@@ -37,26 +36,9 @@ type server struct {
 	ready    atomic.Bool
 }
 
-// lockTimeout is how long a start or a subcommand waits for a database file
-// that another process holds before it gives up; the contract allows 5 s.
-const lockTimeout = 3 * time.Second
-
-// openStore is the backend switch. There is one backend today; a PostgreSQL
-// one for several replicas would be a second case here.
-func openStore(path string) (storage.Store, error) {
-	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout})
-	if errors.Is(err, storage.ErrLocked) {
-		return nil, fmt.Errorf("database %s is locked by another process (waited %s; is another gatehouse running on it?)", path, lockTimeout)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	return s, nil
-}
-
 // newServer opens the store and builds every part; it opens no port.
 func newServer(ctx context.Context, cfg Config, logger *slog.Logger) (*server, error) {
-	store, err := openStore(cfg.DB)
+	store, err := openServerStore(cfg.DB, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +54,7 @@ func (s *server) build(ctx context.Context) error {
 	cfg := s.cfg
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerCacheMetrics(reg, s.store)
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
 
 	auth, err := authflows.New(authflows.Config{

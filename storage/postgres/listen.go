@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -35,7 +37,8 @@ type ListenOptions struct {
 }
 
 // ListenApplicationName is the application_name of the notification
-// connection, so that it can be told apart in pg_stat_activity.
+// connection, followed by "-" and the process id, so that it can be told
+// apart in pg_stat_activity.
 const ListenApplicationName = "gatehouse-listen"
 
 // Listen keeps one connection LISTENing on RevokeChannel until ctx ends,
@@ -100,7 +103,7 @@ func (s *Store) listenOnce(ctx context.Context, inv Invalidator, beat string) er
 	if err != nil {
 		return err
 	}
-	cfg.RuntimeParams["application_name"] = ListenApplicationName
+	cfg.RuntimeParams["application_name"] = fmt.Sprintf("%s-%d", ListenApplicationName, os.Getpid())
 	connectCtx, cancel := context.WithTimeout(ctx, DefaultConnectTimeout)
 	conn, err := pgx.ConnectConfig(connectCtx, cfg)
 	cancel()

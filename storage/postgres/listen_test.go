@@ -26,7 +26,10 @@ func newReplica(t *testing.T, url string) *replica {
 	r := &replica{store: s, cache: cache.New(s, cache.Options{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); s.Listen(ctx, r.cache, postgres.ListenOptions{HeartbeatInterval: 50 * time.Millisecond}) }()
+	go func() {
+		defer close(done)
+		s.Listen(ctx, r.cache, postgres.ListenOptions{HeartbeatInterval: 50 * time.Millisecond})
+	}()
 	t.Cleanup(func() { cancel(); <-done; s.Close() })
 	return r
 }
@@ -118,7 +121,7 @@ func TestRevocationReachesOtherReplicas(t *testing.T) {
 		// Terminate every listener backend (A's and B's) and wait for them to go.
 		var cut int
 		err := conn.QueryRow(t.Context(), `SELECT count(*) FROM (SELECT pg_terminate_backend(pid, 5000)
-			FROM pg_stat_activity WHERE application_name = $1) x`, postgres.ListenApplicationName).Scan(&cut)
+			FROM pg_stat_activity WHERE application_name LIKE $1) x`, postgres.ListenApplicationName+"-%").Scan(&cut)
 		if err != nil || cut != 2 {
 			t.Fatalf("terminated %d listener backends (%v), want 2", cut, err)
 		}

@@ -226,3 +226,10 @@ func hashFrom(b []byte) storage.Hash {
 	copy(h[:], b)
 	return h
 }
+
+// CheckURL reports whether url is a connection string pgx accepts, without
+// connecting.
+func CheckURL(url string) error {
+	_, err := pgxpool.ParseConfig(url)
+	return err
+}
