@@ -280,6 +280,20 @@ func (s *server) close() {
 	}
 }
 
+// sweepOnce deletes what has expired now and logs it.
+func (s *server) sweepOnce(ctx context.Context) error {
+	now := time.Now()
+	sessions, err1 := s.store.DeleteExpiredSessions(ctx, now, s.cfg.SessionIdleTTL)
+	tokens, err2 := s.store.DeleteExpiredResetTokens(ctx, now)
+	flows, err3 := s.store.DeleteExpiredOAuthFlows(ctx, now)
+	if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
+		s.log.Error("sweep expired records", "err", err)
+	} else if sessions+tokens+flows > 0 {
+		s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows)
+	}
+	return nil
+}
+
 // sweepInterval is how often expired records are deleted.
 const sweepInterval = 10 * time.Minute
 
@@ -289,14 +303,13 @@ func (s *server) sweep(ctx context.Context) error {
 	t := time.NewTicker(sweepInterval)
 	defer t.Stop()
 	for {
-		now := time.Now()
-		sessions, err1 := s.store.DeleteExpiredSessions(ctx, now, s.cfg.SessionIdleTTL)
-		tokens, err2 := s.store.DeleteExpiredResetTokens(ctx, now)
-		flows, err3 := s.store.DeleteExpiredOAuthFlows(ctx, now)
-		if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
-			s.log.Error("sweep expired records", "err", err)
-		} else if sessions+tokens+flows > 0 {
-			s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows)
+		if shared, ok := s.store.(exclusiveRunner); ok {
+			// Several replicas: the one that holds the lock sweeps.
+			if _, err := shared.Exclusive(ctx, "sweep", s.sweepOnce); err != nil && ctx.Err() == nil {
+				s.log.Error("sweep expired records", "err", err)
+			}
+		} else {
+			_ = s.sweepOnce(ctx)
 		}
 		select {
 		case <-ctx.Done():

@@ -113,14 +113,25 @@ func openServerStore(db string, log *slog.Logger) (storage.Store, error) {
 			log.Warn("session cache bypassed: notification connection lost", "err", hidePassword(db, err.Error()))
 		}})
 	}()
-	return &listenedStore{Store: c, stop: cancel, done: done}, nil
+	return &listenedStore{Store: c, pg: s, stop: cancel, done: done}, nil
 }
 
 // listenedStore is a cached store whose listener stops on Close.
 type listenedStore struct {
 	*cache.Store
+	pg   *postgres.Store
 	stop context.CancelFunc
 	done chan struct{}
+}
+
+// Exclusive runs fn unless another replica runs the job now (see postgres.Store.Exclusive).
+func (s *listenedStore) Exclusive(ctx context.Context, job string, fn func(ctx context.Context) error) (bool, error) {
+	return s.pg.Exclusive(ctx, job, fn)
+}
+
+// exclusiveRunner is a shared store that runs a job on one replica at a time.
+type exclusiveRunner interface {
+	Exclusive(ctx context.Context, job string, fn func(ctx context.Context) error) (bool, error)
 }
 
 // Close stops the listener, then closes the database.
