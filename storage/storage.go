@@ -239,6 +239,12 @@ type Store interface {
 	EnqueueMail(ctx context.Context, m Mail) (uint64, error)
 	// DueMail returns up to limit messages whose NextAttempt is not after now, oldest first.
 	DueMail(ctx context.Context, now time.Time, limit int) ([]Mail, error)
+	// ClaimMail is DueMail for several replicas: in one transaction it takes
+	// up to limit due messages, oldest first, and moves their NextAttempt to
+	// now+lease (returned so), so that no other caller takes them until the
+	// lease ends. The claimer then deletes or reschedules each; one that dies
+	// leaves them to be taken again after the lease.
+	ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Mail, error)
 	DeleteMail(ctx context.Context, id uint64) error
 	// RescheduleMail records a failed attempt: Attempts+1 and a new NextAttempt.
 	RescheduleMail(ctx context.Context, id uint64, next time.Time) error

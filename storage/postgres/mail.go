@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -9,6 +10,16 @@ import (
 )
 
 const mailColumns = "id, kind, user_id, to_addr, subject, text_body, html_body, attempts, next_attempt, created_at"
+
+func scanMail(r pgx.CollectableRow) (storage.Mail, error) {
+	var (
+		m  storage.Mail
+		id int64
+	)
+	err := r.Scan(&id, &m.Kind, &m.UserID, &m.To, &m.Subject, &m.Text, &m.HTML, &m.Attempts, &m.NextAttempt, &m.CreatedAt)
+	m.ID = uint64(id)
+	return m, err
+}
 
 // EnqueueMail queues m and returns its ID from the table's sequence (m.ID
 // is ignored), so IDs grow in queueing order.
@@ -53,19 +64,32 @@ func (s *Store) DueMail(ctx context.Context, now time.Time, limit int) ([]storag
 	if err != nil {
 		return nil, wrap("due mail", err)
 	}
-	due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (storage.Mail, error) {
-		var (
-			m  storage.Mail
-			id int64
-		)
-		err := r.Scan(&id, &m.Kind, &m.UserID, &m.To, &m.Subject, &m.Text, &m.HTML, &m.Attempts, &m.NextAttempt, &m.CreatedAt)
-		m.ID = uint64(id)
-		return m, err
-	})
+	due, err := pgx.CollectRows(rows, scanMail)
 	if err != nil {
 		return nil, wrap("due mail", err)
 	}
 	return due, nil
+}
+
+// ClaimMail takes up to limit due messages, oldest first, and moves their
+// NextAttempt to now+lease in one statement; rows another transaction is
+// claiming are skipped, not waited for.
+func (s *Store) ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]storage.Mail, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `UPDATE mail SET next_attempt = $2 WHERE id IN (SELECT id FROM mail
+		WHERE next_attempt <= $1 ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING `+mailColumns,
+		now, now.Add(lease), limit)
+	if err != nil {
+		return nil, wrap("claim mail", err)
+	}
+	claimed, err := pgx.CollectRows(rows, scanMail)
+	if err != nil {
+		return nil, wrap("claim mail", err)
+	}
+	sort.Slice(claimed, func(i, j int) bool { return claimed[i].ID < claimed[j].ID })
+	return claimed, nil
 }
 
 // DeleteMail removes a delivered message; an unknown id is not an error.
