@@ -202,6 +202,28 @@ func TestThreeReplicasRevokeEverywhere(t *testing.T) {
 	goneEverywhere("logout after replica 2 reconnected", id)
 }
 
+// TestThreeReplicasShareThrottles: failed sign-ins of one account spread
+// over three replicas count together: after 10 (the floor), the next one
+// is refused as throttled, on any replica.
+func TestThreeReplicasShareThrottles(t *testing.T) {
+	db := pg.NewDatabase(t)
+	bin := goBuild(t, t.TempDir(), ".", "gatehouse")
+	up, _ := echoUpstream(t)
+	addUser(t, db, "alice@example.com", testPassword)
+	rs := startReplicas(t, bin, db, up.URL, 3)
+	wrong := jsonBody(map[string]string{"email": "alice@example.com", "password": "not the password at all"})
+	for i := range 10 {
+		if code, _, body := do(t, http.DefaultClient, "POST", rs[i%3].URL+"/auth/login", "application/json", wrong); code != http.StatusUnauthorized {
+			t.Fatalf("failed login %d on replica %d: %d %s", i+1, i%3, code, body)
+		}
+	}
+	for i, r := range rs {
+		if code, _, body := do(t, http.DefaultClient, "POST", r.URL+"/auth/login", "application/json", wrong); code != http.StatusTooManyRequests {
+			t.Fatalf("11th failed login on replica %d: %d %s, want 429: the replicas count apart", i, code, body)
+		}
+	}
+}
+
 // A bad or unreachable --db stops the start with one line naming --db and
 // without the password.
 func TestBadDatabaseURL(t *testing.T) {

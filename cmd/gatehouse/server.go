@@ -75,6 +75,7 @@ func (s *server) build(ctx context.Context) error {
 		ClientIP:          cfg.TrustedProxies.ClientIP,
 		Logger:            s.log,
 		Registerer:        reg,
+		SharedLimits:      sharedLimits(s.store),
 	})
 	if err != nil {
 		return err
@@ -286,10 +287,17 @@ func (s *server) sweepOnce(ctx context.Context) error {
 	sessions, err1 := s.store.DeleteExpiredSessions(ctx, now, s.cfg.SessionIdleTTL)
 	tokens, err2 := s.store.DeleteExpiredResetTokens(ctx, now)
 	flows, err3 := s.store.DeleteExpiredOAuthFlows(ctx, now)
-	if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
+	var buckets int
+	var err4 error
+	if rates, ok := s.store.(interface {
+		DeleteFullRateBuckets(ctx context.Context, now time.Time) (int, error)
+	}); ok {
+		buckets, err4 = rates.DeleteFullRateBuckets(ctx, now)
+	}
+	if err := errors.Join(err1, err2, err3, err4); err != nil && ctx.Err() == nil {
 		s.log.Error("sweep expired records", "err", err)
-	} else if sessions+tokens+flows > 0 {
-		s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows)
+	} else if sessions+tokens+flows+buckets > 0 {
+		s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows, "rate_buckets", buckets)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 	"github.com/gatehouse-auth/gatehouse/storage/cache"
@@ -127,6 +128,20 @@ type listenedStore struct {
 // Exclusive runs fn unless another replica runs the job now (see postgres.Store.Exclusive).
 func (s *listenedStore) Exclusive(ctx context.Context, job string, fn func(ctx context.Context) error) (bool, error) {
 	return s.pg.Exclusive(ctx, job, fn)
+}
+
+// sharedLimits returns the store that counts throttles across replicas,
+// nil for a store of one process.
+func sharedLimits(store storage.Store) authflows.RateStore {
+	if s, ok := store.(*listenedStore); ok {
+		return s.pg
+	}
+	return nil
+}
+
+// DeleteFullRateBuckets deletes the throttle buckets that are full again.
+func (s *listenedStore) DeleteFullRateBuckets(ctx context.Context, now time.Time) (int, error) {
+	return s.pg.DeleteFullRateBuckets(ctx, now)
 }
 
 // exclusiveRunner is a shared store that runs a job on one replica at a time.
