@@ -166,3 +166,16 @@ func sweep(ctx context.Context, s *Store, sql string, args ...any) (int, error) 
 		}
 	}
 }
+
+// ImportSessions stores many sessions at once with COPY (bulk loads: tests,
+// benchmarks, a migration from bbolt). The hashes must be new.
+func (s *Store) ImportSessions(ctx context.Context, sessions []storage.Session) error {
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"sessions"},
+		[]string{"id_hash", "user_id", "email", "created_at", "expires_at", "last_seen", "epoch", "method", "groups", "ip", "user_agent"},
+		pgx.CopyFromSlice(len(sessions), func(i int) ([]any, error) {
+			sess := &sessions[i]
+			return []any{sess.IDHash[:], sess.UserID, sess.Email, sess.CreatedAt, sess.ExpiresAt, sess.LastSeen,
+				int64(sess.Epoch), sess.Method, sess.Groups, sess.IP, sess.UserAgent}, nil
+		}))
+	return wrap2("import sessions", err)
+}
