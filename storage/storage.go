@@ -33,8 +33,6 @@ var (
 	ErrNotLinked = errors.New("storage: identity not linked")
 	// ErrLastLoginMethod: removing the identity would leave the user no way to sign in.
 	ErrLastLoginMethod = errors.New("storage: last login method")
-	// ErrLocked: the database file is held by another process.
-	ErrLocked = errors.New("storage: database is locked by another process")
 )
 
 // HashSize is the length of a SHA-256 digest.

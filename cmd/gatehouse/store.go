@@ -71,7 +71,7 @@ func openStore(db string) (storage.Store, error) {
 		return s, nil
 	}
 	s, err := bolt.Open(db, bolt.Options{Timeout: lockTimeout})
-	if errors.Is(err, storage.ErrLocked) {
+	if errors.Is(err, bolt.ErrLocked) {
 		return nil, fmt.Errorf("database %s is locked by another process (waited %s; is another gatehouse running on it?)", db, lockTimeout)
 	}
 	if err != nil {
