@@ -23,7 +23,7 @@ test:
 # Micro-benchmarks (-benchmem) and the side-by-side load report
 # (upstream direct, bare httputil.ReverseProxy, Gatehouse).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./storage/bolt/ ./proxy/ ./authflows/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./storage/bolt/ ./storage/cache/ ./proxy/ ./authflows/
 	$(GO) test -tags loadbench -run 'TestLoadReport|TestPostgresLoadReport' -count=1 -timeout 30m -v ./cmd/gatehouse/
 
 lint:

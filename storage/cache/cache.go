@@ -96,20 +96,22 @@ func New(inner storage.Store, opts Options) *Store {
 
 // Live reports whether the cache may answer from memory now: it was
 // resynchronized since the last Down and has a recent heartbeat.
-func (s *Store) Live() bool {
+func (s *Store) Live() bool { return s.liveAt(s.opts.Now()) }
+
+func (s *Store) liveAt(now time.Time) bool {
 	if !s.live.Load() {
 		return false
 	}
 	last := s.lastBeat.Load()
-	return last != 0 && s.opts.Now().UnixNano()-last <= int64(s.opts.HeartbeatTimeout)
+	return last != 0 && now.UnixNano()-last <= int64(s.opts.HeartbeatTimeout)
 }
 
 // Session answers from memory when the cache is live and holds a fresh
 // entry; otherwise it reads the store and, when live, keeps the answer.
 // A missing session is never cached.
 func (s *Store) Session(ctx context.Context, idHash storage.Hash) (storage.Session, error) {
-	live := s.Live()
 	now := s.opts.Now()
+	live := s.liveAt(now)
 	s.mu.RLock()
 	e, ok := s.entries[idHash]
 	gen := s.gen
