@@ -116,8 +116,7 @@ func Start() (*Server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	opts := fmt.Sprintf("-c listen_addresses='' -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", dir)
-	if err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts); err != nil {
+	if err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(dir, "log"), "-o", s.options()); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w\n%s", err, log)
@@ -149,6 +148,21 @@ func (s *Server) run(name string, args ...string) error {
 		return fmt.Errorf("%s: %w\n%s", name, err, out.String())
 	}
 	return nil
+}
+
+// Halt stops the server, keeping its data, as an outage would; Resume
+// starts it again on the same socket.
+func (s *Server) Halt() error {
+	return s.run("pg_ctl", "stop", "-m", "fast", "-w", "-D", filepath.Join(s.dir, "data"))
+}
+
+// Resume starts a halted server.
+func (s *Server) Resume() error {
+	return s.run("pg_ctl", "start", "-w", "-t", "60", "-D", filepath.Join(s.dir, "data"), "-l", filepath.Join(s.dir, "log"), "-o", s.options())
+}
+
+func (s *Server) options() string {
+	return fmt.Sprintf("-c listen_addresses='' -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.dir)
 }
 
 // Stop stops the server and removes its folder.
