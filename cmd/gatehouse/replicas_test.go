@@ -233,6 +233,7 @@ func TestBadDatabaseURL(t *testing.T) {
 		code int
 	}{
 		{"unparsable", "postgres://alice:pw-s3cret@host:notaport/db", 2},
+		{"other scheme", "mysql://alice:pw-s3cret@host/db", 2},
 		{"unreachable", "postgres://alice:pw-s3cret@/gatehouse?host=/nonexistent-dir&connect_timeout=2", 1},
 		{"password parameter", "postgresql:///gatehouse?host=/nonexistent-dir&password=pw-s3cret", 1},
 	} {

@@ -36,6 +36,9 @@ func checkDB(db string) error {
 	if db == "" {
 		return flagError("db", "is required")
 	}
+	if !isPostgresURL(db) && strings.Contains(db, "://") {
+		return flagError("db", "unsupported URL scheme: want a bbolt file path or a postgres:// URL")
+	}
 	if isPostgresURL(db) {
 		if err := postgres.CheckURL(db); err != nil {
 			return flagError("db", "not a valid PostgreSQL URL: %s", hidePassword(db, err.Error()))
