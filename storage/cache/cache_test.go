@@ -178,6 +178,20 @@ func TestLocalRevocationImmediate(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"CompleteReset", func(t *testing.T, f *fixture) {
+			now := f.clock.Now()
+			u := storage.User{ID: f.sess.UserID, Email: "a@example.com", CreatedAt: now}
+			tok := storage.ResetToken{Hash: storage.HashSecret("token"), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+			if err := f.inner.CreateUser(t.Context(), u); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.inner.IssueResetToken(t.Context(), tok); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := f.c.CompleteReset(t.Context(), tok.Hash, now, "$argon2id$new", storage.Mail{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, cache.Options{HeartbeatTimeout: time.Hour})

@@ -116,6 +116,14 @@ func TestRevocationsNotifyOnCommit(t *testing.T) {
 		{"DeleteSession", func() error { return s.DeleteSession(t.Context(), sess.IDHash) },
 			"s:" + hex.EncodeToString(sess.IDHash[:])},
 		{"DeleteUserSessions", func() error { _, err := s.DeleteUserSessions(t.Context(), u.ID); return err }, "u:u1"},
+		{"CompleteReset", func() error {
+			tok := storage.ResetToken{Hash: storage.HashSecret("token"), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+			if err := s.IssueResetToken(t.Context(), tok); err != nil {
+				return err
+			}
+			_, _, err := s.CompleteReset(t.Context(), tok.Hash, now, "$argon2id$new", storage.Mail{})
+			return err
+		}, "u:u1"},
 		{"SetUserDisabled", func() error { _, err := s.SetUserDisabled(t.Context(), u.ID, true); return err }, "u:u1"},
 		{"DeleteUser", func() error { return s.DeleteUser(t.Context(), u.ID) }, "u:u1"},
 	}
