@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,12 +49,18 @@ func (r *replicaProcess) Logs() string {
 // startReplicas runs n gatehouse processes of bin on one database.
 func startReplicas(t *testing.T, bin, db, upstream string, n int) []*replicaProcess {
 	t.Helper()
+	return startReplicasMail(t, bin, db, upstream, t.TempDir(), n)
+}
+
+// startReplicasMail is startReplicas with one --mail-dir for all.
+func startReplicasMail(t *testing.T, bin, db, upstream, mailDir string, n int) []*replicaProcess {
+	t.Helper()
 	var rs []*replicaProcess
 	for i := range n {
 		addr, admin := freeLoopbackAddr(t), freeLoopbackAddr(t)
 		r := &replicaProcess{URL: "http://" + addr, Admin: "http://" + admin}
 		r.cmd = exec.Command(bin, "--db", db, "--listen", addr, "--admin-listen", admin,
-			"--base-url", r.URL, "--upstream", upstream, "--mail-dir", filepath.Join(t.TempDir(), fmt.Sprint("mail", i)),
+			"--base-url", r.URL, "--upstream", upstream, "--mail-dir", mailDir,
 			"--shutdown-timeout", "5s")
 		r.cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		r.cmd.Stdout, r.cmd.Stderr = r, r
@@ -93,7 +100,8 @@ func TestThreeReplicasRevokeEverywhere(t *testing.T) {
 	bin := goBuild(t, t.TempDir(), ".", "gatehouse")
 	up, _ := echoUpstream(t)
 	addUser(t, db, "alice@example.com", testPassword)
-	rs := startReplicas(t, bin, db, up.URL, 3)
+	mailDir := t.TempDir()
+	rs := startReplicasMail(t, bin, db, up.URL, mailDir, 3)
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	credentials := jsonBody(map[string]string{"email": "alice@example.com", "password": testPassword})
 	signIn := func(via *replicaProcess) string {
@@ -200,6 +208,54 @@ func TestThreeReplicasRevokeEverywhere(t *testing.T) {
 		t.Fatalf("logout: %d", code)
 	}
 	goneEverywhere("logout after replica 2 reconnected", id)
+
+	// Password reset: asked on replica 1, mailed by whichever replica's
+	// queue claims the job, completed on replica 2.
+	id = signedInEverywhere()
+	if code, _, body := do(t, c, "POST", rs[1].URL+"/auth/forgot", "application/json", jsonBody(map[string]string{"email": "alice@example.com"})); code != http.StatusAccepted {
+		t.Fatalf("forgot: %d %s", code, body)
+	}
+	token := waitForResetToken(t, mailDir)
+	newPassword := testPassword + " but longer"
+	if code, _, body := do(t, c, "POST", rs[2].URL+"/auth/reset", "application/json", jsonBody(map[string]string{"token": token, "password": newPassword})); code != http.StatusOK {
+		t.Fatalf("reset: %d %s", code, body)
+	}
+	goneEverywhere("password reset through replica 2", id)
+	if n := countResetMails(t, mailDir); n != 1 {
+		t.Errorf("%d reset mails for one request: the replicas' queues both sent it", n)
+	}
+}
+
+// waitForResetToken returns the token of the reset link mailed into dir.
+func waitForResetToken(t *testing.T, dir string) string {
+	t.Helper()
+	link := regexp.MustCompile(`/auth/reset\?token=([A-Za-z0-9_-]+)`)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+		for _, f := range files {
+			raw, _ := os.ReadFile(f)
+			text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "=\r\n", ""), "=3D", "=")
+			if m := link.FindStringSubmatch(text); m != nil {
+				return m[1]
+			}
+		}
+	}
+	t.Fatalf("no reset mail arrived in %s", dir)
+	return ""
+}
+
+// countResetMails counts the mails in dir that carry a reset link.
+func countResetMails(t *testing.T, dir string) int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	n := 0
+	for _, f := range files {
+		raw, _ := os.ReadFile(f)
+		if strings.Contains(strings.ReplaceAll(string(raw), "=\r\n", ""), "/auth/reset?token") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestThreeReplicasShareThrottles: failed sign-ins of one account spread
