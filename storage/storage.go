@@ -2,8 +2,10 @@
 // backend returns, and the Store contract that a backend implements.
 //
 // Dependencies: storage imports only the standard library. Backends live in
-// sub-packages (storage/bolt) and import storage; the conformance suite in
-// storage/storagetest runs the same semantics tests against each of them.
+// sub-packages (storage/bolt, storage/postgres) and import storage, as does
+// the per-replica session cache storage/cache, a decorator over a backend;
+// the conformance suite in storage/storagetest runs the same semantics tests
+// against each of them.
 // Consumers (proxy, authflows) declare the small interfaces they need
 // themselves; Store is the union a backend must provide.
 //
