@@ -176,6 +176,27 @@ func TestThreeReplicasRevokeEverywhere(t *testing.T) {
 	}
 	goneEverywhere("users revoke-sessions", id)
 
+	// users disable on the database directly (no admin socket with a
+	// postgres:// --db): revoked everywhere and no sign-in; enable lets in again.
+	id = signedInEverywhere()
+	cli := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if code := run(append(args, "--db", db), nil, &out, &errOut, envOf(nil)); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+		}
+		return out.String()
+	}
+	if list := cli("sessions", "list", "alice@example.com"); strings.Count(list, "\n") < 2 {
+		t.Fatalf("sessions list on the database: %q, want a header and the session", list)
+	}
+	cli("users", "disable", "alice@example.com")
+	goneEverywhere("users disable", id)
+	if code, _, body := do(t, c, "POST", rs[2].URL+"/auth/login", "application/json", credentials); code != http.StatusForbidden {
+		t.Fatalf("login of a disabled user on another replica: %d %s, want 403", code, body)
+	}
+	cli("users", "enable", "alice@example.com")
+
 	// Cut replica 2's notification connection, then revoke through replica 0.
 	id = signedInEverywhere()
 	conn, err := pgx.Connect(t.Context(), db)

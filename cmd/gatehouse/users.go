@@ -252,7 +252,12 @@ func (o *cliOptions) check(cmd *cliCommand, stdin io.Reader) error {
 
 // connect returns the running server's API when one answers on the socket,
 // else a Service on the database file. Only add may create a missing file.
+// A PostgreSQL --db is always used directly: every replica hears the
+// change through the database as it hears its own.
 func (o *cliOptions) connect(ctx context.Context, mayCreate bool, stderr io.Writer) (admin.API, func(), error) {
+	if isPostgresURL(o.db) {
+		return o.service(o.db, stderr)
+	}
 	if c, err := admin.Dial(ctx, o.socket); err == nil {
 		return c, c.Close, nil
 	}
@@ -266,7 +271,12 @@ func (o *cliOptions) connect(ctx context.Context, mayCreate bool, stderr io.Writ
 			return nil, nil, fmt.Errorf("folder %s of the database does not exist", filepath.Dir(o.db))
 		}
 	}
-	store, err := openStore(o.db)
+	return o.service(o.db, stderr)
+}
+
+// service opens the store of db and returns the admin Service on it.
+func (o *cliOptions) service(db string, stderr io.Writer) (admin.API, func(), error) {
+	store, err := openStore(db)
 	if err != nil {
 		return nil, nil, err
 	}

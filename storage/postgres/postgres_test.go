@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/postgres"
@@ -26,4 +27,16 @@ func open(t *testing.T) *postgres.Store {
 
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store { return open(t) })
+}
+
+// TestConformanceCached: the session cache over PostgreSQL, fed by its
+// listener and live (serving from memory), passes the whole suite too.
+func TestConformanceCached(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Store {
+		r := newReplica(t, pg.NewDatabase(t))
+		if !eventually(5*time.Second, r.cache.Live) {
+			t.Fatal("cache never live")
+		}
+		return r.cache
+	})
 }
