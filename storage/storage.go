@@ -35,6 +35,10 @@ var (
 	ErrNotLinked = errors.New("storage: identity not linked")
 	// ErrLastLoginMethod: removing the identity would leave the user no way to sign in.
 	ErrLastLoginMethod = errors.New("storage: last login method")
+	// ErrCredentialsChanged: the user's credentials or state changed (or the
+	// user is gone or disabled) since the caller checked them; nothing was
+	// written. A sign-in that gets it must start over.
+	ErrCredentialsChanged = errors.New("storage: user credentials changed")
 )
 
 // HashSize is the length of a SHA-256 digest.

@@ -94,6 +94,9 @@ func New(inner storage.Store, opts Options) *Store {
 	}
 }
 
+// Unwrap returns the wrapped store.
+func (s *Store) Unwrap() storage.Store { return s.Store }
+
 // Live reports whether the cache may answer from memory now: it was
 // resynchronized since the last Down and has a recent heartbeat.
 func (s *Store) Live() bool { return s.liveAt(s.opts.Now()) }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/jackc/pgx/v5"
 )
 
 // Administration of accounts: disable, delete, and the compare-and-swap of
-// a password hash upgraded at sign-in.
+// a password hash upgraded at sign-in (issue 10's credential epoch, with
+// CreateSession's check and the bumps in sessions.go, users.go, reset.go).
 
 // SetUserDisabled sets the user's Disabled flag. Disabling also deletes
 // (and notifies) every session of the user and bumps the user's Epoch, in
@@ -62,17 +64,24 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 	})
 }
 
-// UpgradePasswordHash replaces the user's password hash only if it is still
-// oldHash (a compare-and-swap, for rehashing at sign-in with new
-// parameters); it does not change the Epoch. Unknown user or another hash
-// in place: storage.ErrNotFound.
+// UpgradePasswordHash replaces the user's password hash with newHash only
+// if it is still oldHash (a compare-and-swap, for rehashing a verified
+// password with current parameters at sign-in), so it never overwrites a
+// newer hash; it does not change the Epoch. Another hash in place:
+// storage.ErrCredentialsChanged; unknown user: storage.ErrNotFound.
 func (s *Store) UpgradePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
-	tag, err := s.pool.Exec(ctx, "UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2", userID, oldHash, newHash)
+	var swapped bool
+	err := s.pool.QueryRow(ctx, `WITH up AS (
+			UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2 RETURNING 1
+		) SELECT EXISTS (SELECT 1 FROM up)`, userID, oldHash, newHash).Scan(&swapped)
 	if err != nil {
 		return wrap("upgrade password hash", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("storage/postgres: upgrade password hash: %w", notFound("user with that hash"))
+	if swapped {
+		return nil
 	}
-	return nil
+	if _, err := s.UserByID(ctx, userID); err != nil {
+		return err
+	}
+	return fmt.Errorf("storage/postgres: upgrade password hash: %w", storage.ErrCredentialsChanged)
 }

@@ -73,7 +73,11 @@ func TestRevocationReachesOtherReplicas(t *testing.T) {
 	n := 0
 	newSession := func() storage.Session {
 		n++
-		s := storage.Session{IDHash: storage.HashSecret(string(rune('a' + n))), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
+		cur, err := a.store.UserByID(t.Context(), u.ID) // a session is made at the user's epoch
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := storage.Session{IDHash: storage.HashSecret(string(rune('a' + n))), UserID: u.ID, Epoch: cur.Epoch, CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
 		if err := a.cache.CreateSession(t.Context(), s); err != nil {
 			t.Fatal(err)
 		}
@@ -88,6 +92,9 @@ func TestRevocationReachesOtherReplicas(t *testing.T) {
 		{"disable", func(s storage.Session) error { _, err := a.cache.SetUserDisabled(t.Context(), u.ID, true); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if _, err := a.store.SetUserDisabled(t.Context(), u.ID, false); err != nil {
+				t.Fatal(err)
+			}
 			s := newSession()
 			if !b.serves(t, s.IDHash) || !b.serves(t, s.IDHash) {
 				t.Fatal("B does not serve the new session")

@@ -26,6 +26,9 @@ func TestOutageFailsClosedAndRecovers(t *testing.T) {
 		t.Fatal("cache never live")
 	}
 	now := time.Now().UTC()
+	if err := r.store.CreateUser(t.Context(), storage.User{ID: "u", Email: "u@example.com", CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
 	sess := storage.Session{IDHash: storage.HashSecret("s"), UserID: "u", CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
 	if err := r.cache.CreateSession(t.Context(), sess); err != nil {
 		t.Fatal(err)

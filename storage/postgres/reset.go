@@ -67,7 +67,8 @@ func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now 
 
 // CompleteReset, in one transaction: consumes a valid token (else
 // storage.ErrNotFound, nothing written), sets the password hash, voids the
-// user's other tokens, deletes (and notifies) every session of the user and
+// user's other tokens, bumps the user's Epoch, deletes (and notifies) every
+// session of the user and
 // queues notice unless notice.To is empty. Of concurrent calls with one
 // token exactly one succeeds: the DELETE ... RETURNING takes the row once.
 func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now time.Time,
@@ -83,7 +84,9 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 		if err != nil {
 			return wrap("reset token", err)
 		}
-		u, err = scanUser(tx.QueryRow(ctx, "UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING "+userColumns,
+		// The password and the credential epoch change together, before the
+		// sessions go (see revokeUser).
+		u, err = scanUser(tx.QueryRow(ctx, "UPDATE users SET password_hash = $2, epoch = epoch + 1 WHERE id = $1 RETURNING "+userColumns,
 			userID, passwordHash))
 		if err != nil {
 			return wrap("complete reset: user", err)

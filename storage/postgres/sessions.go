@@ -45,17 +45,33 @@ func notifyUser(ctx context.Context, tx pgx.Tx, userID string) error {
 	return err
 }
 
-// CreateSession stores s. A second session under the same hash is refused
-// (a hash of 256 random bits does not repeat).
+// CreateSession stores sess only if, in the same statement, its user
+// exists, is not disabled and is still at sess.Epoch: otherwise
+// storage.ErrCredentialsChanged and nothing is written. The user's row is
+// read FOR SHARE, so a credential change (which updates that row before it
+// deletes the user's sessions) either waits for this insert to commit and
+// then deletes the new session too, or commits first and this insert sees
+// the new epoch and writes nothing: no session outlives a credential change.
+// A second session under the same hash is refused (a hash of 256 random
+// bits does not repeat).
 func (s *Store) CreateSession(ctx context.Context, sess storage.Session) error {
-	tag, err := s.pool.Exec(ctx, "INSERT INTO sessions ("+sessionColumns+
-		") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id_hash) DO NOTHING",
+	var users, inserted int
+	err := s.pool.QueryRow(ctx, `WITH u AS (
+			SELECT id FROM users WHERE id = $2 AND NOT disabled AND epoch = $7 FOR SHARE
+		), ins AS (
+			INSERT INTO sessions (`+sessionColumns+`)
+			SELECT $1, u.id, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM u
+			ON CONFLICT (id_hash) DO NOTHING RETURNING 1
+		)
+		SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM ins)`,
 		sess.IDHash[:], sess.UserID, sess.Email, sess.CreatedAt, sess.ExpiresAt, sess.LastSeen,
-		int64(sess.Epoch), sess.Method, sess.Groups, sess.IP, sess.UserAgent)
-	if err != nil {
+		int64(sess.Epoch), sess.Method, sess.Groups, sess.IP, sess.UserAgent).Scan(&users, &inserted)
+	switch {
+	case err != nil:
 		return wrap("create session", err)
-	}
-	if tag.RowsAffected() == 0 {
+	case users == 0:
+		return fmt.Errorf("storage/postgres: create session: %w", storage.ErrCredentialsChanged)
+	case inserted == 0:
 		return fmt.Errorf("storage/postgres: create session: a session with this id exists")
 	}
 	return nil
@@ -85,18 +101,30 @@ func (s *Store) DeleteSession(ctx context.Context, idHash storage.Hash) error {
 	})
 }
 
-// DeleteUserSessions deletes every session of the user, notifies it and reports how many.
+// DeleteUserSessions bumps the user's Epoch (a sign-in in flight cannot add
+// a session afterwards), deletes every session of the user, notifies it and
+// reports how many sessions went.
 func (s *Store) DeleteUserSessions(ctx context.Context, userID string) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		n, err = deleteUserSessions(ctx, tx, userID)
+		n, err = revokeUser(ctx, tx, userID)
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	return n, nil
+}
+
+// revokeUser, inside tx, bumps the user's Epoch and then deletes (and
+// notifies) the user's sessions. The update comes first: it waits for any
+// CreateSession holding the user's row, so the delete sees its session.
+func revokeUser(ctx context.Context, tx pgx.Tx, userID string) (int, error) {
+	if _, err := tx.Exec(ctx, "UPDATE users SET epoch = epoch + 1 WHERE id = $1", userID); err != nil {
+		return 0, wrap("bump credential epoch", err)
+	}
+	return deleteUserSessions(ctx, tx, userID)
 }
 
 // deleteUserSessions deletes, inside tx, the user's sessions and notifies it.

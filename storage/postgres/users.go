@@ -75,9 +75,11 @@ func (s *Store) ListUsers(ctx context.Context) ([]storage.User, error) {
 }
 
 // SetPasswordHash replaces the user's password hash (empty removes the
-// password); storage.ErrNotFound for an unknown user.
+// password) and bumps the user's credential Epoch, so that no session
+// checked against the old password is created after it (see CreateSession);
+// storage.ErrNotFound for an unknown user.
 func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) error {
-	tag, err := s.pool.Exec(ctx, "UPDATE users SET password_hash = $2 WHERE id = $1", userID, hash)
+	tag, err := s.pool.Exec(ctx, "UPDATE users SET password_hash = $2, epoch = epoch + 1 WHERE id = $1", userID, hash)
 	if err != nil {
 		return wrap("set password", err)
 	}

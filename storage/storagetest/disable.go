@@ -56,6 +56,7 @@ func testDisable(t *testing.T, o Opener) {
 			t.Fatalf("SetUserDisabled(false) deleted %d sessions, want 0", n)
 		}
 		sess := sessionRecord("after", u.ID, time.Hour, epoch)
+		sess.Epoch = u.Epoch + 1 // the user's, after the disable
 		createSessions(t, s, []storage.Session{sess})
 		n, err = s.SetUserDisabled(t.Context(), u.ID, false)
 		wantErr(t, "SetUserDisabled(false) again", err, nil)

@@ -34,7 +34,7 @@ func testSessions(t *testing.T, o Opener) {
 	t.Run("CreateAndRead", func(t *testing.T) {
 		s := o.newStore(t)
 		sess := sessionRecord("a", userRecord(1).ID, time.Hour, at(-time.Minute))
-		wantErr(t, "CreateSession", s.CreateSession(t.Context(), sess), nil)
+		wantErr(t, "CreateSession", s.CreateSession(t.Context(), withUser(t, s, sess)), nil)
 		wantSession(t, s, sess.IDHash, &sess)
 		wantSession(t, s, hashOf("session b"), nil)
 	})
@@ -44,6 +44,10 @@ func testSessions(t *testing.T, o Opener) {
 		sess := sessionRecord("full", userRecord(1).ID, time.Hour, at(-time.Minute))
 		sess.Epoch, sess.Method, sess.Groups = 7, "github", "github:acme,github:acme/ops"
 		sess.IP, sess.UserAgent = "2001:db8::1", "Mozilla/5.0 (X11; Linux x86_64)"
+		withUser(t, s, sess)
+		for range 7 { // the user's epoch to 7, the session's
+			wantDeleteUserSessions(t, s, sess.UserID, 0)
+		}
 		wantErr(t, "CreateSession", s.CreateSession(t.Context(), sess), nil)
 		wantSession(t, s, sess.IDHash, &sess)
 	})
@@ -52,7 +56,7 @@ func testSessions(t *testing.T, o Opener) {
 		// Expiry is the caller's decision: the lookup returns the record.
 		s := o.newStore(t)
 		sess := sessionRecord("old", userRecord(1).ID, -time.Hour, at(-2*time.Hour))
-		wantErr(t, "CreateSession", s.CreateSession(t.Context(), sess), nil)
+		wantErr(t, "CreateSession", s.CreateSession(t.Context(), withUser(t, s, sess)), nil)
 		wantSession(t, s, sess.IDHash, &sess)
 	})
 
@@ -117,8 +121,8 @@ func testSessions(t *testing.T, o Opener) {
 		first := sessionRecord("same", "user-a", time.Hour, epoch)
 		second := first
 		second.UserID, second.ExpiresAt = "user-b", at(3*time.Hour)
-		wantErr(t, "CreateSession", s.CreateSession(t.Context(), first), nil)
-		replaced := s.CreateSession(t.Context(), second) == nil
+		wantErr(t, "CreateSession", s.CreateSession(t.Context(), withUser(t, s, first)), nil)
+		replaced := s.CreateSession(t.Context(), withUser(t, s, second)) == nil
 		stored, other := first, second
 		if replaced {
 			stored, other = second, first

@@ -123,6 +123,9 @@ func testUsers(t *testing.T, o Opener) {
 		got, err := s.UserByID(t.Context(), u.ID)
 		wantErr(t, "UserByID", err, nil)
 		u.PasswordHash = "$argon2id$new"
+		if bumpsEpochs(s) {
+			u.Epoch++ // a credential change
+		}
 		wantEqual(t, "user after SetPasswordHash", got, u)
 		got, err = s.UserByEmail(t.Context(), u.Email)
 		wantErr(t, "UserByEmail", err, nil)
