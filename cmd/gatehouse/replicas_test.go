@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -340,4 +341,34 @@ func metric(t *testing.T, r *replicaProcess, sample string) float64 {
 	}
 	t.Fatalf("no sample %s in /metrics", sample)
 	return 0
+}
+
+// TestReplicasShareOneSigningKey: three replicas starting together on an
+// empty database each make sure a signing key exists; compare-and-add lets
+// exactly one key in, and every replica publishes that same key set.
+func TestReplicasShareOneSigningKey(t *testing.T) {
+	db := pg.NewDatabase(t)
+	bin := goBuild(t, t.TempDir(), ".", "gatehouse")
+	up, _ := echoUpstream(t)
+	rs := startReplicas(t, bin, db, up.URL, 3)
+	var first string
+	for i, r := range rs {
+		code, _, body := do(t, http.DefaultClient, "GET", r.URL+"/auth/.well-known/jwks.json", "", "")
+		if code != http.StatusOK {
+			t.Fatalf("replica %d: JWKS answered %d", i, code)
+		}
+		var set struct {
+			Keys []struct {
+				Kid string `json:"kid"`
+			} `json:"keys"`
+		}
+		if err := json.Unmarshal([]byte(body), &set); err != nil || len(set.Keys) != 1 {
+			t.Fatalf("replica %d: JWKS %s (%v), want exactly one key", i, body, err)
+		}
+		if i == 0 {
+			first = set.Keys[0].Kid
+		} else if set.Keys[0].Kid != first {
+			t.Fatalf("replica %d publishes key %s, replica 0 key %s: the replicas sign with different keys", i, set.Keys[0].Kid, first)
+		}
+	}
 }
