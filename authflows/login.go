@@ -182,6 +182,12 @@ func (h *Handler) verifyLogin(ctx context.Context, email, password string) (stor
 	return u, true, nil
 }
 
+// passwordUpgrader is the compare-and-swap of a password hash, offered by a
+// store that keeps credential epochs (PostgreSQL).
+type passwordUpgrader interface {
+	UpgradePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
+}
+
 // upgradePasswordHash re-hashes a verified password with the current
 // parameters (PW1). It is best effort: a failure only leaves the old hash.
 // The stored hash is re-read just before the write so that a password reset
@@ -190,6 +196,17 @@ func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, passw
 	hash, err := h.hasher.Hash(ctx, password)
 	if err != nil {
 		h.log.WarnContext(ctx, "password hash upgrade skipped", "user_id", u.ID, "err", err)
+		return
+	}
+	if up, ok := h.store.(passwordUpgrader); ok {
+		// A store with credential epochs: a compare-and-swap that keeps the
+		// epoch (SetPasswordHash would bump it and refuse the session about
+		// to be made for this very sign-in).
+		if err := up.UpgradePasswordHash(ctx, u.ID, u.PasswordHash, hash); err != nil {
+			h.log.WarnContext(ctx, "password hash upgrade skipped", "user_id", u.ID, "err", err)
+			return
+		}
+		h.log.InfoContext(ctx, "password hash upgraded", "user_id", u.ID)
 		return
 	}
 	current, err := h.store.UserByID(ctx, u.ID)

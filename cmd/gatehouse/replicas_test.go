@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/storage/postgres"
 	"github.com/gatehouse-auth/gatehouse/storage/postgres/pgtest"
 	"github.com/jackc/pgx/v5"
@@ -370,5 +371,35 @@ func TestReplicasShareOneSigningKey(t *testing.T) {
 		} else if set.Keys[0].Kid != first {
 			t.Fatalf("replica %d publishes key %s, replica 0 key %s: the replicas sign with different keys", i, set.Keys[0].Kid, first)
 		}
+	}
+}
+
+// TestPostgresSignInUpgradesWeakerHash: a password hashed with weaker
+// parameters than the server's is re-hashed at sign-in; on PostgreSQL the
+// upgrade keeps the credential epoch, so the sign-in still gets its session.
+func TestPostgresSignInUpgradesWeakerHash(t *testing.T) {
+	db := pg.NewDatabase(t)
+	up, _ := echoUpstream(t)
+	addUser(t, db, "alice@example.com", testPassword) // DefaultHashParams
+	g := startGatehouseWith(t, db, func(c *Config) { c.Argon2Time = authflows.DefaultHashParams.Time + 1 }, "--upstream", up.URL)
+	c := newClient()
+	login(t, c, g.URL, "alice@example.com", testPassword)
+	if code, body := get(t, c, g.URL+"/app"); code != http.StatusOK {
+		t.Fatalf("signed in, then /app: %d %s", code, body)
+	}
+	s, err := postgres.Open(t.Context(), db, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	u, err := s.UserByEmail(t.Context(), "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("t=%d", authflows.DefaultHashParams.Time+1); !strings.Contains(u.PasswordHash, want) {
+		t.Fatalf("hash after sign-in %q, want the server's parameters (%s)", u.PasswordHash, want)
+	}
+	if u.Epoch != 0 {
+		t.Fatalf("the upgrade bumped the credential epoch to %d", u.Epoch)
 	}
 }

@@ -133,6 +133,12 @@ func (s *listenedStore) Exclusive(ctx context.Context, job string, fn func(ctx c
 	return s.pg.Exclusive(ctx, job, fn)
 }
 
+// UpgradePasswordHash is the PostgreSQL store's compare-and-swap of a
+// password hash (it keeps the credential epoch; see authflows).
+func (s *listenedStore) UpgradePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+	return s.pg.UpgradePasswordHash(ctx, userID, oldHash, newHash)
+}
+
 // sharedLimits returns the store that counts throttles across replicas,
 // nil for a store of one process.
 func sharedLimits(store storage.Store) authflows.RateStore {
