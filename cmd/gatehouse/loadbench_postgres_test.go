@@ -112,6 +112,10 @@ func revocationPropagation(t *testing.T, url, upstream, mail string) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
+	// CreateSession needs the session's user (credential epoch).
+	if err := s.CreateUser(context.Background(), storage.User{ID: "load", Email: "load@example.com", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	const runs = 200
 	var seen []time.Duration
 	for range runs {
