@@ -188,3 +188,40 @@ func TestNoSessionOutlivesConcurrentReset(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueResetRequest: issue 10's one store call of /auth/forgot. A known
+// address voids the user's tokens and queues a reset job; an unknown one
+// queues nothing, writes its one marker row and reports ErrNotFound.
+func TestQueueResetRequest(t *testing.T) {
+	url := pg.NewDatabase(t)
+	s, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	u := epochUser(t, s)
+	old := resetToken(t, s, u)
+	got, err := s.QueueResetRequest(t.Context(), "  ALICE@Example.com ", epochNow)
+	if err != nil || got.ID != u.ID {
+		t.Fatalf("QueueResetRequest(known) = %s, %v; want the user", got.ID, err)
+	}
+	if _, err := s.ResetTokenUser(t.Context(), old, epochNow); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("older token still valid (%v)", err)
+	}
+	due, err := s.DueMail(t.Context(), epochNow, 10)
+	if err != nil || len(due) != 1 || due[0].Kind != storage.MailKindPasswordReset || due[0].UserID != u.ID {
+		t.Fatalf("queued %+v (%v), want one reset job for the user", due, err)
+	}
+	for range 2 {
+		if _, err := s.QueueResetRequest(t.Context(), "nobody@example.com", epochNow); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("QueueResetRequest(unknown): %v, want ErrNotFound", err)
+		}
+	}
+	if due, _ := s.DueMail(t.Context(), epochNow, 10); len(due) != 1 {
+		t.Fatalf("an unknown address queued mail: %+v", due)
+	}
+	var markers int
+	if err := connect(t, url).QueryRow(t.Context(), "SELECT count(*) FROM reset_requests").Scan(&markers); err != nil || markers != 1 {
+		t.Fatalf("%d marker rows (%v) after two unknown requests, want 1", markers, err)
+	}
+}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -35,6 +36,43 @@ func (s *Store) QueueResetMail(ctx context.Context, userID string, now time.Time
 		})
 		return err
 	})
+}
+
+// QueueResetRequest is POST /auth/forgot's one store call (issue 10), the
+// same work for every address: in one transaction it looks the normalized
+// email up; for an account it does what QueueResetMail does and returns the
+// user; for an unknown address it overwrites the one marker row of
+// reset_requests, so that the request costs a commit too without growing
+// the database, and returns storage.ErrNotFound. It returns once committed.
+func (s *Store) QueueResetRequest(ctx context.Context, email string, now time.Time) (storage.User, error) {
+	var u storage.User
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		u, err = scanUser(tx.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE email = $1 FOR UPDATE", storage.NormalizeEmail(email)))
+		if errors.Is(err, pgx.ErrNoRows) {
+			u = storage.User{}
+			_, err = tx.Exec(ctx, `INSERT INTO reset_requests (name, at) VALUES ('last_unknown', $1)
+				ON CONFLICT (name) DO UPDATE SET at = excluded.at`, now)
+			return wrap2("reset request", err)
+		}
+		if err != nil {
+			return wrap("reset request", err)
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1", u.ID); err != nil {
+			return wrap("reset request", err)
+		}
+		_, err = enqueueMail(ctx, tx, storage.Mail{
+			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
+		})
+		return err
+	})
+	if err != nil {
+		return storage.User{}, err
+	}
+	if u.ID == "" {
+		return storage.User{}, notFound("user by email")
+	}
+	return u, nil
 }
 
 // IssueResetToken, in one transaction, stores t and voids every other token

@@ -1,6 +1,7 @@
 -- Gatehouse schema version 3: the signing keys of the identity assertions
 -- (shared, so every replica signs with and publishes the same keys) and
--- invite tokens, a token kind of its own beside reset tokens.
+-- invite tokens, a token kind of its own beside reset tokens; the marker of
+-- reset requests for unknown addresses.
 
 CREATE TABLE signing_keys (
 	id          text COLLATE "C" PRIMARY KEY,
@@ -17,3 +18,11 @@ CREATE TABLE invite_tokens (
 );
 CREATE INDEX invite_tokens_user_id ON invite_tokens (user_id);
 CREATE INDEX invite_tokens_expires_at ON invite_tokens (expires_at);
+
+-- The one record a password reset request for an unknown address writes
+-- (the time of the last one), so that such a request costs a commit as a
+-- known address's does, without growing the database.
+CREATE TABLE reset_requests (
+	name text PRIMARY KEY,
+	at   timestamptz NOT NULL
+);
