@@ -49,8 +49,8 @@ test-deploy:
 # Micro-benchmarks (-benchmem) and the side-by-side load report
 # (upstream direct, bare httputil.ReverseProxy, Gatehouse).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./storage/bolt/ ./proxy/ ./authflows/
-	$(GO) test -tags loadbench -run TestLoadReport -count=1 -timeout 20m -v ./cmd/gatehouse/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./storage/bolt/ ./storage/cache/ ./proxy/ ./authflows/
+	$(GO) test -tags loadbench -run 'TestLoadReport|TestPostgresLoadReport' -count=1 -timeout 30m -v ./cmd/gatehouse/
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -89,6 +89,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Audit receives the audit events of the flows; nil records none.
 	Audit *audit.Log
+
+	// SharedLimits, when set, counts the throttles in a store that several
+	// replicas share; nil: each process counts in memory.
+	SharedLimits RateStore
 }
 
 // Handler serves /auth/. Build it with New.
@@ -165,6 +169,15 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	}
 	h.hasher = NewHasher(cfg.Hash)
 	h.limits = newLimits(cfg.Clock)
+	if cfg.SharedLimits != nil {
+		onError := func(bucket string, err error) {
+			h.log.Warn("throttle counted in this process only: shared store failed", "bucket", bucket, "err", err)
+		}
+		h.limits.share(cfg.SharedLimits, onError)
+		for name, p := range h.oauth {
+			p.starts.share(cfg.SharedLimits, "oauth_start_"+name, flowStartPeriod, onError)
+		}
+	}
 	h.routes()
 	h.handler = h.middleware(h.mux)
 	return h, nil

@@ -228,6 +228,12 @@ func (h *Handler) verifyLogin(ctx context.Context, email, password string) (stor
 	return u, true, nil
 }
 
+// passwordUpgrader is the compare-and-swap of a password hash, offered by a
+// store that keeps credential epochs (PostgreSQL).
+type passwordUpgrader interface {
+	UpgradePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
+}
+
 // upgradePasswordHash re-hashes a verified password with the current
 // parameters (PW1). It is best effort: a failure only leaves the old hash.
 // The store swaps the hash only if it is still the one verified, so a

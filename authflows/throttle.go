@@ -18,6 +18,13 @@ type keyedLimiter struct {
 	now      func() time.Time
 	fullAt   map[string]time.Time // a key without an entry is full
 	swept    time.Time
+
+	// shared, when set, counts in a store shared by replicas (see share);
+	// the map above is then the fallback while the store does not answer.
+	shared  RateStore
+	bucket  string
+	period  time.Duration
+	onError func(bucket string, err error)
 }
 
 // newKeyedLimiter allows burst events per key at once, refilled over period.
@@ -32,6 +39,11 @@ func newKeyedLimiter(burst int, period time.Duration, now func() time.Time) *key
 
 // allow takes one token for key and reports whether one was there.
 func (k *keyedLimiter) allow(key string) bool {
+	if k.shared != nil {
+		if allowed, ok := k.allowShared(key); ok {
+			return allowed
+		}
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := k.now()
@@ -51,6 +63,9 @@ func (k *keyedLimiter) allow(key string) bool {
 // refund gives back a token that allow took for an event that, in the end,
 // does not count (a sign-in that succeeded or could not be checked).
 func (k *keyedLimiter) refund(key string) {
+	if k.shared != nil {
+		k.refundShared(key)
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	full, ok := k.fullAt[key]

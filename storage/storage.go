@@ -2,8 +2,10 @@
 // backend returns, and the Store contract that a backend implements.
 //
 // Dependencies: storage imports only the standard library. Backends live in
-// sub-packages (storage/bolt) and import storage; the conformance suite in
-// storage/storagetest runs the same semantics tests against each of them.
+// sub-packages (storage/bolt, storage/postgres) and import storage, as does
+// the per-replica session cache storage/cache, a decorator over a backend;
+// the conformance suite in storage/storagetest runs the same semantics tests
+// against each of them.
 // Consumers (proxy, authflows) declare the small interfaces they need
 // themselves; Store is the union a backend must provide.
 //
@@ -33,8 +35,6 @@ var (
 	ErrNotLinked = errors.New("storage: identity not linked")
 	// ErrLastLoginMethod: removing the identity would leave the user no way to sign in.
 	ErrLastLoginMethod = errors.New("storage: last login method")
-	// ErrLocked: the database file is held by another process.
-	ErrLocked = errors.New("storage: database is locked by another process")
 	// ErrCredentialsChanged: the user's credentials or state changed (or the
 	// user is gone or disabled) since the caller checked them; nothing was
 	// written. A sign-in that gets it must start over.
@@ -275,6 +275,12 @@ type Store interface {
 	EnqueueMail(ctx context.Context, m Mail) (uint64, error)
 	// DueMail returns up to limit messages whose NextAttempt is not after now, oldest first.
 	DueMail(ctx context.Context, now time.Time, limit int) ([]Mail, error)
+	// ClaimMail is DueMail for several replicas: in one transaction it takes
+	// up to limit due messages, oldest first, and moves their NextAttempt to
+	// now+lease (returned so), so that no other caller takes them until the
+	// lease ends. The claimer then deletes or reschedules each; one that dies
+	// leaves them to be taken again after the lease.
+	ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Mail, error)
 	DeleteMail(ctx context.Context, id uint64) error
 	// RescheduleMail records a failed attempt: Attempts+1 and a new NextAttempt.
 	RescheduleMail(ctx context.Context, id uint64, next time.Time) error

@@ -15,6 +15,7 @@ import (
 // of storage.Store.
 type QueueStore interface {
 	DueMail(ctx context.Context, now time.Time, limit int) ([]storage.Mail, error)
+	ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]storage.Mail, error)
 	DeleteMail(ctx context.Context, id uint64) error
 	RescheduleMail(ctx context.Context, id uint64, next time.Time) error
 }
@@ -38,6 +39,12 @@ type QueueOptions struct {
 	SendTimeout time.Duration
 	// BatchSize is how many due messages are read at once. Default 20.
 	BatchSize int
+	// Shared: several replicas run a Queue on one store. Each message is
+	// then claimed, one at a time, with a lease of SendTimeout plus a
+	// minute (storage ClaimMail), so that two replicas never send the same
+	// mail (nor void each other's reset tokens); a replica that dies
+	// mid-delivery leaves the message to another after the lease.
+	Shared bool
 	// Prepare turns a queued job (a Mail whose Kind is not
 	// storage.MailKindMessage) into the message to send, at every delivery
 	// attempt: a secret the message carries, such as a password reset
@@ -174,7 +181,7 @@ func (q *Queue) deliverDue(ctx context.Context) time.Time {
 		if all {
 			upTo = now.Add(q.opts.GiveUpAfter + q.opts.MaxBackoff) // beyond any NextAttempt
 		}
-		due, err := q.store.DueMail(ctx, upTo, q.opts.BatchSize)
+		due, batch, err := q.due(ctx, upTo)
 		if err != nil {
 			if ctx.Err() == nil {
 				q.log.Error("mail queue: read due mail", "err", err)
@@ -189,13 +196,13 @@ func (q *Queue) deliverDue(ctx context.Context) time.Time {
 				if _, probes := q.sender.(Prober); probes && q.outage {
 					return q.opts.Clock().Add(q.opts.MinBackoff) // the next probe
 				}
-				if i+1 < len(due) || len(due) == q.opts.BatchSize {
+				if i+1 < len(due) || len(due) == batch {
 					return q.opts.Clock().Add(q.opts.MinBackoff) // others are waiting
 				}
 				return retry
 			}
 		}
-		if len(due) < q.opts.BatchSize {
+		if len(due) < batch {
 			return time.Time{}
 		}
 	}
@@ -219,6 +226,17 @@ func (q *Queue) relayBack(ctx context.Context) bool {
 	q.log.Info("mail relay answers again: delivering the waiting mail")
 	q.outage = false
 	return true
+}
+
+// due reads the next batch of due mail and says how large a batch is; a
+// Shared queue claims one message at a time.
+func (q *Queue) due(ctx context.Context, now time.Time) ([]storage.Mail, int, error) {
+	if q.opts.Shared {
+		due, err := q.store.ClaimMail(ctx, now, q.opts.SendTimeout+time.Minute, 1)
+		return due, 1, err
+	}
+	due, err := q.store.DueMail(ctx, now, q.opts.BatchSize)
+	return due, q.opts.BatchSize, err
 }
 
 // deliver makes one attempt at m. It reports false when the pass should

@@ -20,7 +20,7 @@ import (
 // adminFlags declares --admin-socket and --audit-log, shared by the server
 // and the users/sessions commands.
 func adminFlags(fs *pflag.FlagSet, socket, auditLog *string) {
-	fs.StringVar(socket, "admin-socket", "", "Unix socket of the admin API, mode 0600 (default gatehouse.sock beside --db); empty disables")
+	fs.StringVar(socket, "admin-socket", "", "Unix socket of the admin API, mode 0600 (default gatehouse.sock beside a bbolt --db, none for a postgres:// one); empty disables")
 	fs.StringVar(auditLog, "audit-log", "", "file (or - for stderr) receiving audit events, one JSON object a line")
 }
 

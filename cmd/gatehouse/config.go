@@ -188,6 +188,9 @@ func checkListen(flag, addr string) error {
 
 // defaultTLSStorage is the certificate folder beside the bbolt file.
 func defaultTLSStorage(db string) string {
+	if isPostgresURL(db) {
+		return "gatehouse-certs"
+	}
 	return filepath.Join(filepath.Dir(db), "gatehouse-certs")
 }
 

@@ -83,7 +83,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 }
 
 func dbFlag(fs *pflag.FlagSet, db *string) {
-	fs.StringVar(db, "db", "gatehouse.db", "bbolt database file")
+	fs.StringVar(db, "db", "gatehouse.db", "database: a bbolt file path, or a postgres:// (postgresql://) URL shared by several replicas")
 }
 
 func passwordFlag(fs *pflag.FlagSet, n *int) {
@@ -216,8 +216,8 @@ func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
 	if err := checkCookieName(fs, &c); err != nil {
 		return Config{}, err
 	}
-	if c.DB == "" {
-		return Config{}, flagError("db", "is required")
+	if err := checkDB(c.DB); err != nil {
+		return Config{}, err
 	}
 	if err := checkAdminFlags(fs, c.DB, &c.AdminSocket, c.AuditLog); err != nil {
 		return Config{}, err

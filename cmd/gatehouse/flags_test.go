@@ -258,3 +258,26 @@ func TestURLErrorHidesPassword(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestAdminSocketDefaultPerBackend: the admin socket is gatehouse.sock beside
+// a bbolt --db and none for a postgres:// one (the users and sessions
+// commands then work on the database); an explicit value always wins.
+func TestAdminSocketDefaultPerBackend(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--db", "/var/lib/gatehouse/g.db"}, "/var/lib/gatehouse/gatehouse.sock"},
+		{[]string{"--db", "postgres://gh@db.internal/gatehouse"}, ""},
+		{[]string{"--db", "postgresql:///gatehouse?host=/run/postgresql"}, ""},
+		{[]string{"--db", "postgres://gh@db.internal/gatehouse", "--admin-socket", "/run/gh.sock"}, "/run/gh.sock"},
+	} {
+		c, err := parseServe(append([]string{"--upstream", "http://127.0.0.1:3000", "--base-url", "http://localhost:8080"}, tc.args...), envOf(nil), &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if c.AdminSocket != tc.want {
+			t.Errorf("%v: admin socket %q, want %q", tc.args, c.AdminSocket, tc.want)
+		}
+	}
+}

@@ -36,5 +36,5 @@ func newMailer(cfg Config, store storage.Store, prepare func(context.Context, st
 		}
 		sender = dir
 	}
-	return mail.NewQueue(store, sender, mail.QueueOptions{Logger: log, Prepare: prepare}), nil
+	return mail.NewQueue(store, sender, mail.QueueOptions{Logger: log, Prepare: prepare, Shared: isPostgresURL(cfg.DB)}), nil
 }

@@ -4,7 +4,7 @@
 //
 // This package only parses flags and wires the packages together:
 // cmd/gatehouse → proxy, proxy/web, proxy/policy, authflows, authflows/mail → storage,
-// storage/bolt. Nothing imports it.
+// storage/bolt, storage/postgres, storage/cache. Nothing imports it.
 package main
 
 import (

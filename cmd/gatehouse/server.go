@@ -25,7 +25,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
-	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
 
 // server is one running Gatehouse: the store, the proxy with the auth flows
@@ -52,29 +51,10 @@ type server struct {
 	accessLog  *proxy.AccessLog // nil with --access-log=false
 }
 
-// lockTimeout is how long a start or a subcommand waits for a database file
-// that another process holds before it gives up; the contract allows 5 s.
-const lockTimeout = 3 * time.Second
-
-// openStore is the backend switch. There is one backend today; a PostgreSQL
-// one for several replicas would be a second case here. mustExist refuses a
-// missing file (the users subcommands) instead of creating it.
-// onWrite, when set, is told the outcome of every commit (writeHealth).
-func openStore(path string, mustExist bool, onWrite func(error)) (storage.Store, error) {
-	s, err := bolt.Open(path, bolt.Options{Timeout: lockTimeout, MustExist: mustExist, OnWrite: onWrite})
-	if errors.Is(err, storage.ErrLocked) {
-		return nil, fmt.Errorf("database %s is locked by another process (waited %s; is another gatehouse running on it?)", path, lockTimeout)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	return s, nil
-}
-
 // newServer opens the store and builds every part; it opens no port.
 func newServer(ctx context.Context, cfg Config, logger *slog.Logger) (*server, error) {
 	writes := newWriteHealth(logger, time.Now)
-	store, err := openStore(cfg.DB, false, writes.observe)
+	store, err := openServerStore(cfg.DB, logger, writes.observe)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +78,7 @@ func (s *server) build(ctx context.Context) error {
 	if err := s.writes.register(reg); err != nil {
 		return err
 	}
+	registerCacheMetrics(reg, s.store)
 	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
 	pol, err := policy.New(cfg.Policy, s.log)
 	if err != nil {
@@ -153,6 +134,7 @@ func (s *server) build(ctx context.Context) error {
 		Logger:               s.log,
 		Registerer:           reg,
 		Audit:                s.audit,
+		SharedLimits:         sharedLimits(s.store),
 	})
 	if err != nil {
 		return err
@@ -464,24 +446,44 @@ func sweepInterval(cfg Config) time.Duration {
 	return min(max(shortest/4, minSweepInterval), maxSweepInterval)
 }
 
+// sweepOnce deletes what has expired now and logs it.
+func (s *server) sweepOnce(ctx context.Context) error {
+	now := time.Now()
+	sessions, err1 := s.store.DeleteExpiredSessions(ctx, now, s.cfg.SessionIdleTTL)
+	tokens, err2 := s.store.DeleteExpiredResetTokens(ctx, now)
+	flows, err3 := s.store.DeleteExpiredOAuthFlows(ctx, now)
+	invites, err4 := s.store.DeleteExpiredInviteTokens(ctx, now)
+	var buckets int
+	var err5 error
+	if rates, ok := s.store.(interface {
+		DeleteFullRateBuckets(ctx context.Context, now time.Time) (int, error)
+	}); ok {
+		buckets, err5 = rates.DeleteFullRateBuckets(ctx, now)
+	}
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil && ctx.Err() == nil {
+		s.log.Error("sweep expired records", "err", err)
+	} else if sessions+tokens+flows+invites+buckets > 0 {
+		s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows, "invite_tokens", invites, "rate_buckets", buckets)
+	}
+	return nil
+}
+
 // sweep deletes expired sessions, reset tokens and OAuth flows (DS1) until
 // ctx ends, logging what it removed.
 func (s *server) sweep(ctx context.Context) error {
 	t := time.NewTicker(sweepInterval(s.cfg))
 	defer t.Stop()
 	for {
-		now := time.Now()
-		sessions, err1 := s.store.DeleteExpiredSessions(ctx, now, s.cfg.SessionIdleTTL)
-		tokens, err2 := s.store.DeleteExpiredResetTokens(ctx, now)
-		flows, err3 := s.store.DeleteExpiredOAuthFlows(ctx, now)
 		if s.issuer != nil {
-			s.issuer.Sweep() // tokens of sessions unused for a lifetime
+			s.issuer.Sweep() // this replica's tokens of sessions unused for a lifetime
 		}
-		invites, err4 := s.store.DeleteExpiredInviteTokens(ctx, now)
-		if err := errors.Join(err1, err2, err3, err4); err != nil && ctx.Err() == nil {
-			s.log.Error("sweep expired records", "err", err)
-		} else if sessions+tokens+flows+invites > 0 {
-			s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows, "invite_tokens", invites)
+		if shared, ok := s.store.(exclusiveRunner); ok {
+			// Several replicas: the one that holds the lock sweeps.
+			if _, err := shared.Exclusive(ctx, "sweep", s.sweepOnce); err != nil && ctx.Err() == nil {
+				s.log.Error("sweep expired records", "err", err)
+			}
+		} else {
+			_ = s.sweepOnce(ctx)
 		}
 		select {
 		case <-ctx.Done():

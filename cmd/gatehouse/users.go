@@ -252,7 +252,12 @@ func (o *cliOptions) check(cmd *cliCommand, stdin io.Reader) error {
 
 // connect returns the running server's API when one answers on the socket,
 // else a Service on the database file. Only add may create a missing file.
+// A PostgreSQL --db is always used directly: every replica hears the
+// change through the database as it hears its own.
 func (o *cliOptions) connect(ctx context.Context, mayCreate bool, stderr io.Writer) (admin.API, func(), error) {
+	if isPostgresURL(o.db) { // no socket: every replica works on the database
+		return o.service(stderr, false)
+	}
 	c, err := admin.Dial(ctx, o.socket)
 	switch {
 	case err == nil:
@@ -270,7 +275,12 @@ func (o *cliOptions) connect(ctx context.Context, mayCreate bool, stderr io.Writ
 			return nil, nil, fmt.Errorf("folder %s of the database does not exist", filepath.Dir(o.db))
 		}
 	}
-	store, err := openStore(o.db, !mayCreate, nil)
+	return o.service(stderr, !mayCreate)
+}
+
+// service opens the store of --db and returns the admin Service on it.
+func (o *cliOptions) service(stderr io.Writer, mustExist bool) (admin.API, func(), error) {
+	store, err := openStore(o.db, mustExist, nil)
 	if err != nil {
 		return nil, nil, err
 	}

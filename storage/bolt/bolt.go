@@ -57,13 +57,17 @@ var (
 // batchDelay is how long a Batch call waits for others to share its commit.
 const batchDelay = 2 * time.Millisecond
 
+// ErrLocked: the database file is held by another process (bbolt's file
+// lock; a shared backend has no such error).
+var ErrLocked = errors.New("storage/bolt: database is locked by another process")
+
 // DefaultTimeout is how long Open waits for the file lock when Options.Timeout is zero.
 const DefaultTimeout = 3 * time.Second
 
 // Options tune Open.
 type Options struct {
 	// Timeout bounds the wait for the file lock held by another process;
-	// Open then fails with storage.ErrLocked. Zero or negative: DefaultTimeout.
+	// Open then fails with ErrLocked. Zero or negative: DefaultTimeout.
 	Timeout time.Duration
 	// NoSync skips fsync after each commit. A crash can lose or corrupt the
 	// database: for benchmarks and tests only.
@@ -95,7 +99,7 @@ var errNoWrite = errors.New("bolt: nothing to write")
 
 // Open opens the database at path, or creates it (file mode 0600) when the
 // file does not exist, its folder does and opts.MustExist is false. A file
-// locked by another process yields an error wrapping storage.ErrLocked
+// locked by another process yields an error wrapping ErrLocked
 // after opts.Timeout; Open never waits longer.
 //
 // Open refuses, with a one-line error and never a panic, what is not a
@@ -125,7 +129,7 @@ func Open(path string, opts Options) (*Store, error) {
 		FreelistType: bbolt.FreelistMapType,
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("storage/bolt: open %s: waited %s: %w", path, timeout, storage.ErrLocked)
+		return nil, fmt.Errorf("storage/bolt: open %s: waited %s: %w", path, timeout, ErrLocked)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("storage/bolt: open %s: %w", path, err)

@@ -54,10 +54,10 @@ func TestSecondOpenFailsLocked(t *testing.T) {
 	second, err := Open(path, Options{Timeout: 500 * time.Millisecond})
 	if err == nil {
 		second.Close()
-		t.Fatal("second Open of a held file succeeded, want storage.ErrLocked")
+		t.Fatal("second Open of a held file succeeded, want ErrLocked")
 	}
-	if !errors.Is(err, storage.ErrLocked) {
-		t.Fatalf("second Open: %v, want storage.ErrLocked", err)
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open: %v, want ErrLocked", err)
 	}
 	if !strings.Contains(err.Error(), "locked by another process") {
 		t.Fatalf("error %q does not say the database is locked by another process", err)

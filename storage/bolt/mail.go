@@ -50,6 +50,44 @@ func (s *Store) DueMail(ctx context.Context, now time.Time, limit int) ([]storag
 	return due, nil
 }
 
+// ClaimMail takes up to limit due messages, oldest first, and moves their
+// NextAttempt to now+lease, in one transaction; none when limit is not
+// positive.
+func (s *Store) ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]storage.Mail, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var claimed []storage.Mail
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		claimed = claimed[:0]
+		b := tx.Bucket(bucketMail)
+		c := b.Cursor()
+		for k, v := c.First(); k != nil && len(claimed) < limit; k, v = c.Next() {
+			m, err := decodeMail(binary.BigEndian.Uint64(k), v)
+			if err != nil {
+				return err
+			}
+			if !m.NextAttempt.After(now) {
+				m.NextAttempt = now.Add(lease)
+				claimed = append(claimed, m)
+			}
+		}
+		if len(claimed) == 0 {
+			return errNoWrite
+		}
+		for _, m := range claimed {
+			if err := b.Put(mailKey(m.ID), encodeMail(m)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claimed, nil
+}
+
 // DeleteMail removes a delivered message; an unknown id is not an error.
 func (s *Store) DeleteMail(ctx context.Context, id uint64) error {
 	return s.update(ctx, func(tx *bbolt.Tx) error {

@@ -32,7 +32,7 @@ type Report struct {
 func Verify(path string, timeout time.Duration) (r Report, err error) {
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: timeout})
 	if errors.Is(err, bolterrors.ErrTimeout) {
-		return r, fmt.Errorf("storage/bolt: verify %s: %w", path, storage.ErrLocked)
+		return r, fmt.Errorf("storage/bolt: verify %s: %w", path, ErrLocked)
 	}
 	if err != nil {
 		return r, fmt.Errorf("storage/bolt: verify %s: %w", path, err)

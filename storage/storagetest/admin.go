@@ -44,6 +44,17 @@ func testAdmin(t *testing.T, o Opener) {
 		if got, _ := s.UserByID(t.Context(), u.ID); got.Disabled {
 			t.Fatal("user still disabled after SetUserDisabled(false)")
 		}
+		// A session made once enabled (at the user's epoch, bumped by the
+		// disable) survives another enable.
+		d = sessionRecord("e", u.ID, time.Hour, epoch)
+		d.Epoch = u.Epoch + 1
+		createSessions(t, s, []storage.Session{d})
+		n, err = s.SetUserDisabled(t.Context(), u.ID, false)
+		wantErr(t, "SetUserDisabled(false) again", err, nil)
+		if n != 0 {
+			t.Fatalf("SetUserDisabled(false) again deleted %d sessions, want 0", n)
+		}
+		wantSession(t, s, d.IDHash, &d)
 		_, err = s.SetUserDisabled(t.Context(), "ffffffffffffffffffffffffffffffff", true)
 		wantErr(t, "SetUserDisabled of an unknown user", err, storage.ErrNotFound)
 	})

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,6 +103,69 @@ func testMail(t *testing.T, o Opener) {
 		more := enqueue(t, s, 0)
 		if more[0].ID <= q[2].ID {
 			t.Fatalf("id %d after deletions reuses an older id (last was %d)", more[0].ID, q[2].ID)
+		}
+	})
+
+	t.Run("Claim", func(t *testing.T) {
+		s := o.newStore(t)
+		q := enqueue(t, s, 0, -time.Hour, time.Minute, -2*time.Hour)
+		claimed, err := s.ClaimMail(t.Context(), epoch, 10*time.Minute, 2)
+		wantErr(t, "ClaimMail", err, nil)
+		q[0].NextAttempt, q[1].NextAttempt = at(10*time.Minute), at(10*time.Minute)
+		wantEqual(t, "ClaimMail(limit 2)", claimed, []storage.Mail{q[0], q[1]})
+		// Claimed mail is not due to anyone else until the lease ends.
+		wantDue(t, s, epoch, 10, q[3])
+		claimed, err = s.ClaimMail(t.Context(), epoch, 10*time.Minute, 10)
+		wantErr(t, "ClaimMail again", err, nil)
+		q[3].NextAttempt = at(10 * time.Minute)
+		wantEqual(t, "ClaimMail of the rest", claimed, []storage.Mail{q[3]})
+		claimed, err = s.ClaimMail(t.Context(), epoch, 10*time.Minute, 10)
+		wantErr(t, "ClaimMail with nothing due", err, nil)
+		if len(claimed) != 0 {
+			t.Fatalf("ClaimMail claimed %d claimed messages again", len(claimed))
+		}
+		if claimed, err := s.ClaimMail(t.Context(), epoch, time.Minute, 0); err != nil || len(claimed) != 0 {
+			t.Fatalf("ClaimMail(limit 0) = %d, %v", len(claimed), err)
+		}
+		// After the lease, the claimer that died is replaced.
+		wantDue(t, s, at(10*time.Minute), 10, q[0], q[1], q[2], q[3])
+	})
+
+	t.Run("ClaimConcurrent", func(t *testing.T) {
+		// Callers claiming at once never get the same message.
+		s := o.newStore(t)
+		offsets := make([]time.Duration, 40)
+		enqueue(t, s, offsets...)
+		var mu sync.Mutex
+		seen := map[uint64]int{}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for {
+					claimed, err := s.ClaimMail(t.Context(), epoch, time.Hour, 3)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(claimed) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, m := range claimed {
+						seen[m.ID]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != len(offsets) {
+			t.Fatalf("%d messages claimed, want %d", len(seen), len(offsets))
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Fatalf("message %d claimed %d times", id, n)
+			}
 		}
 	})
 }

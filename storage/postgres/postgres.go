@@ -1,0 +1,235 @@
+// Package postgres is the shared storage backend of Gatehouse: it implements
+// storage.Store on PostgreSQL so that several Gatehouse processes can serve
+// one set of users and sessions.
+//
+// Dependencies: postgres imports storage and github.com/jackc/pgx/v5 only. No
+// pgx type leaves this package.
+//
+// Every method is one statement or one transaction, so it is atomic on its
+// own. A change that revokes sessions (logout, revoke-sessions, reset,
+// disable, delete) also sends a NOTIFY on RevokeChannel in the same
+// transaction, so that it fires on commit and only then; Listen receives
+// them for a per-replica session cache (storage/cache).
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// ErrSchemaTooNew: the database was migrated by a newer Gatehouse; this
+// binary does not know its layout and refuses to use it.
+var ErrSchemaTooNew = errors.New("storage/postgres: database schema is newer than this binary")
+
+// migrationLockKey is the advisory lock that serializes migrations of
+// processes starting together ("gatehous" in ASCII).
+const migrationLockKey = 0x6761746568617573
+
+// DefaultConnectTimeout bounds Open's first connection when Options.ConnectTimeout is zero.
+const DefaultConnectTimeout = 10 * time.Second
+
+// Options tune Open.
+type Options struct {
+	// ConnectTimeout bounds the first connection and the migrations.
+	ConnectTimeout time.Duration
+	// MaxConns caps the pool (0: pgx's default, the larger of 4 and the CPUs).
+	MaxConns int32
+}
+
+// Store is a storage.Store on a PostgreSQL database. It is safe for
+// concurrent use by many goroutines and many processes.
+type Store struct {
+	pool *pgxpool.Pool
+	url  string // for Listen's own connection
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open connects to the database at url (anything pgx accepts: postgres://,
+// postgresql://, a key=value string), runs the migrations this binary has
+// and the database lacks, under an advisory lock, and returns the store. A
+// database whose schema is newer than the binary's: ErrSchemaTooNew. Errors
+// never hold the password.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("storage/postgres: parse URL: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	timeout := opts.ConnectTimeout
+	if timeout <= 0 {
+		timeout = DefaultConnectTimeout
+	}
+	cfg.ConnConfig.ConnectTimeout = timeout
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "gatehouse"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("storage/postgres: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{pool: pool, url: url}, nil
+}
+
+// migration is one numbered schema step.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		num, _, _ := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("storage/postgres: migration %s: bad version", e.Name())
+		}
+		body, err := fs.ReadFile(migrationFiles, "migrations/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("storage/postgres: migration %s: want version %d", m.name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the schema version this binary migrates to.
+func SchemaVersion() int {
+	ms, _ := migrations()
+	return len(ms)
+}
+
+// migrate brings the schema to SchemaVersion, holding the advisory lock so
+// that replicas starting together migrate once.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("storage/postgres: connect: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockKey)); err != nil {
+		return fmt.Errorf("storage/postgres: migration lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrationLockKey))
+	}()
+	_, err = conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS gatehouse_schema (
+		version    integer PRIMARY KEY,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`)
+	if err != nil {
+		return fmt.Errorf("storage/postgres: schema table: %w", err)
+	}
+	var current int
+	if err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM gatehouse_schema").Scan(&current); err != nil {
+		return fmt.Errorf("storage/postgres: schema version: %w", err)
+	}
+	if current > len(ms) {
+		return fmt.Errorf("%w (database: version %d, binary: version %d)", ErrSchemaTooNew, current, len(ms))
+	}
+	for _, m := range ms[current:] {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO gatehouse_schema (version) VALUES ($1)", m.version)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("storage/postgres: migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the pool. Calls after the first are no-ops; Ping then fails.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("storage/postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// tx runs fn in a transaction: committed when fn returns nil, rolled back otherwise.
+func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// isUnique reports whether err is a unique violation of the named constraint.
+func isUnique(err error, constraint string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == constraint
+}
+
+// notFound wraps storage.ErrNotFound with what was looked for.
+func notFound(what string) error {
+	return fmt.Errorf("storage/postgres: %s: %w", what, storage.ErrNotFound)
+}
+
+// wrap adds the package and operation to a driver error; pgx.ErrNoRows becomes storage.ErrNotFound.
+func wrap(op string, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(op)
+	}
+	return fmt.Errorf("storage/postgres: %s: %w", op, err)
+}
+
+// hashFrom copies a bytea into a Hash.
+func hashFrom(b []byte) storage.Hash {
+	var h storage.Hash
+	copy(h[:], b)
+	return h
+}
+
+// CheckURL reports whether url is a connection string pgx accepts, without
+// connecting.
+func CheckURL(url string) error {
+	_, err := pgxpool.ParseConfig(url)
+	return err
+}

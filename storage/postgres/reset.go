@@ -1,0 +1,156 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+	"github.com/jackc/pgx/v5"
+)
+
+// lockUser reads the user FOR UPDATE inside tx: writers of one user's
+// records take turns. Unknown user: storage.ErrNotFound.
+func lockUser(ctx context.Context, tx pgx.Tx, userID string) (storage.User, error) {
+	u, err := scanUser(tx.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE id = $1 FOR UPDATE", userID))
+	if err != nil {
+		return storage.User{}, wrap("user", err)
+	}
+	return u, nil
+}
+
+// QueueResetMail, in one transaction, voids every reset token of the user
+// and queues a password reset job for them, due at now. Unknown user:
+// storage.ErrNotFound and nothing is written.
+func (s *Store) QueueResetMail(ctx context.Context, userID string, now time.Time) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		u, err := lockUser(ctx, tx, userID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1", u.ID); err != nil {
+			return wrap("queue reset mail", err)
+		}
+		_, err = enqueueMail(ctx, tx, storage.Mail{
+			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
+		})
+		return err
+	})
+}
+
+// QueueResetRequest is POST /auth/forgot's one store call (issue 10), the
+// same work for every address: in one transaction it looks the normalized
+// email up; for an account it does what QueueResetMail does and returns the
+// user; for an unknown address it overwrites the one marker row of
+// reset_requests, so that the request costs a commit too without growing
+// the database, and returns storage.ErrNotFound. It returns once committed.
+func (s *Store) QueueResetRequest(ctx context.Context, email string, now time.Time) (storage.User, error) {
+	var u storage.User
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		u, err = scanUser(tx.QueryRow(ctx, "SELECT "+userColumns+" FROM users WHERE email = $1 FOR UPDATE", storage.NormalizeEmail(email)))
+		if err == nil && u.Disabled { // mailed nothing, at the cost of an unknown address (AP2)
+			err = pgx.ErrNoRows
+		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			u = storage.User{}
+			_, err = tx.Exec(ctx, `INSERT INTO reset_requests (name, at) VALUES ('last_unknown', $1)
+				ON CONFLICT (name) DO UPDATE SET at = excluded.at`, now)
+			return wrap2("reset request", err)
+		}
+		if err != nil {
+			return wrap("reset request", err)
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1", u.ID); err != nil {
+			return wrap("reset request", err)
+		}
+		_, err = enqueueMail(ctx, tx, storage.Mail{
+			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
+		})
+		return err
+	})
+	if err != nil {
+		return storage.User{}, err
+	}
+	if u.ID == "" {
+		return storage.User{}, notFound("user by email")
+	}
+	return u, nil
+}
+
+// IssueResetToken, in one transaction, stores t and voids every other token
+// of t.UserID. Unknown user: storage.ErrNotFound and nothing is written.
+func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockUser(ctx, tx, t.UserID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1 OR hash = $2", t.UserID, t.Hash[:]); err != nil {
+			return wrap("issue reset token", err)
+		}
+		_, err := tx.Exec(ctx, "INSERT INTO reset_tokens (hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+			t.Hash[:], t.UserID, t.CreatedAt, t.ExpiresAt)
+		return wrap2("issue reset token", err)
+	})
+}
+
+// ResetTokenUser returns the user of a valid token (known, unused, not
+// expired at now) without consuming it; otherwise storage.ErrNotFound.
+func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now time.Time) (storage.User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx, "SELECT "+prefixed("u.", userColumns)+
+		" FROM reset_tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = $1 AND t.expires_at > $2",
+		tokenHash[:], now))
+	if err != nil {
+		return storage.User{}, wrap("reset token", err)
+	}
+	return u, nil
+}
+
+// CompleteReset, in one transaction: consumes a valid token (else
+// storage.ErrNotFound, nothing written), sets the password hash, voids the
+// user's other tokens, bumps the user's Epoch, deletes (and notifies) every
+// session of the user and
+// queues notice unless notice.To is empty. Of concurrent calls with one
+// token exactly one succeeds: the DELETE ... RETURNING takes the row once.
+func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now time.Time,
+	passwordHash string, notice storage.Mail) (storage.User, int, error) {
+	var (
+		u        storage.User
+		sessions int
+	)
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var userID string
+		err := tx.QueryRow(ctx, "DELETE FROM reset_tokens WHERE hash = $1 AND expires_at > $2 RETURNING user_id",
+			tokenHash[:], now).Scan(&userID)
+		if err != nil {
+			return wrap("reset token", err)
+		}
+		// The password and the credential epoch change together, before the
+		// sessions go (see revokeUser).
+		u, err = scanUser(tx.QueryRow(ctx, "UPDATE users SET password_hash = $2, epoch = epoch + 1 WHERE id = $1 RETURNING "+userColumns,
+			userID, passwordHash))
+		if err != nil {
+			return wrap("complete reset: user", err)
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1", u.ID); err != nil {
+			return wrap("complete reset", err)
+		}
+		if sessions, err = deleteUserSessions(ctx, tx, u.ID); err != nil {
+			return err
+		}
+		if notice.To != "" {
+			_, err = enqueueMail(ctx, tx, withTimes(notice, now))
+		}
+		return err
+	})
+	if err != nil {
+		return storage.User{}, 0, err
+	}
+	return u, sessions, nil
+}
+
+// DeleteExpiredResetTokens deletes tokens whose ExpiresAt is not after now and reports how many.
+func (s *Store) DeleteExpiredResetTokens(ctx context.Context, now time.Time) (int, error) {
+	return sweep(ctx, s, `DELETE FROM reset_tokens WHERE hash IN
+		(SELECT hash FROM reset_tokens WHERE expires_at <= $1 LIMIT $2)`, now, sweepChunk)
+}
