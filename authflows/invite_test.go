@@ -34,7 +34,9 @@ func TestInviteVoidOnceThePasswordIsSet(t *testing.T) {
 
 	r := e.NewRequest(http.MethodGet, "/auth/invite?token="+inviteToken, nil)
 	r.Header.Set("Accept", "text/html")
-	if page := e.Body(t, e.Do(r)); !strings.Contains(page, "Link expired") || strings.Contains(page, `name="token"`) {
+	if resp := e.Do(r); resp.StatusCode != http.StatusGone {
+		t.Errorf("invite page of an account with a password: %d, want 410", resp.StatusCode)
+	} else if page := e.Body(t, resp); !strings.Contains(page, "This invitation has expired") || strings.Contains(page, `name="token"`) {
 		t.Errorf("the invite page still offers a form for an account with a password:\n%s", page)
 	}
 	resp := e.PostJSON("/auth/invite", map[string]string{"token": inviteToken, "password": "an attacker's long passphrase"})
