@@ -39,7 +39,7 @@ import (
 
 // cpuTarget is one proxy under test, run in a child process.
 type cpuTarget struct {
-	kind    string // what TestLoadChild starts: bare, bare-timeouts, gatehouse, gatehouse-policy
+	kind    string // what TestLoadChild starts: bare, bare-timeouts, gatehouse, gatehouse-gogc100, gatehouse-policy
 	name    string
 	up      *countingUpstream
 	child   *loadChild
@@ -75,6 +75,7 @@ func cpuReport(t *testing.T) {
 		{kind: "bare", name: "bare ReverseProxy, pooled buffers"},
 		{kind: "bare-timeouts", name: "bare + header timeouts (server, transport)"},
 		{kind: "gatehouse", name: "gatehouse, every default on"},
+		{kind: "gatehouse-gogc100", name: "gatehouse, defaults, GC tuner off"},
 		{kind: "gatehouse-policy", name: "gatehouse, defaults + policy"},
 	}
 	if k := os.Getenv("GATEHOUSE_LOAD_TARGETS"); k != "" {
@@ -317,7 +318,10 @@ func TestLoadChild(t *testing.T) {
 		target = plainBareProxy(t, upstream, false)
 	case "bare-timeouts":
 		target = plainBareProxy(t, upstream, true)
-	case "gatehouse", "gatehouse-policy":
+	case "gatehouse", "gatehouse-policy", "gatehouse-gogc100":
+		if kind != "gatehouse-gogc100" {
+			tuneGC(os.Getenv) // as main does
+		}
 		devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
