@@ -50,7 +50,7 @@ test-deploy:
 # (upstream direct, bare httputil.ReverseProxy, Gatehouse).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./storage/bolt/ ./proxy/ ./authflows/
-	$(GO) test -tags loadbench -run TestLoadReport -count=1 -timeout 20m -v ./cmd/gatehouse/
+	$(GO) test -tags loadbench -run 'TestLoadReport|TestLoadCPU' -count=1 -timeout 20m -v ./cmd/gatehouse/
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

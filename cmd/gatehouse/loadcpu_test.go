@@ -14,6 +14,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"net"
@@ -39,12 +40,21 @@ import (
 
 // cpuTarget is one proxy under test, run in a child process.
 type cpuTarget struct {
-	kind    string // what TestLoadChild starts: bare, bare-timeouts, gatehouse, gatehouse-gogc100, gatehouse-policy
+	kind    string // what TestLoadChild starts: bare, bare-timeouts, gatehouse, gatehouse-gogc100, gatehouse-policy, gatehouse-noassert
 	name    string
+	bin     string // the test binary to run; default this one
 	up      *countingUpstream
 	child   *loadChild
 	cookies []string
 	rounds  []cpuRound
+}
+
+// stem names the target's profiles.
+func (c *cpuTarget) stem() string {
+	if c.bin != "" {
+		return "before"
+	}
+	return c.kind
 }
 
 // cpuRound is one target's figures in one round.
@@ -67,6 +77,9 @@ type childStats struct {
 	gcCPUFraction                     float64
 }
 
+// loadSlices is how many turns each target gets in one round.
+const loadSlices = 4
+
 func TestLoadCPU(t *testing.T) { cpuReport(t) }
 
 func cpuReport(t *testing.T) {
@@ -77,6 +90,13 @@ func cpuReport(t *testing.T) {
 		{kind: "gatehouse", name: "gatehouse, every default on"},
 		{kind: "gatehouse-gogc100", name: "gatehouse, defaults, GC tuner off"},
 		{kind: "gatehouse-policy", name: "gatehouse, defaults + policy"},
+		{kind: "gatehouse-noassert", name: "gatehouse, --identity-assertion=false"},
+	}
+	// GATEHOUSE_LOAD_BEFORE names the loadbench test binary of an older
+	// commit (go test -tags loadbench -c): its Gatehouse joins the rounds,
+	// for before/after figures measured together.
+	if bin := os.Getenv("GATEHOUSE_LOAD_BEFORE"); bin != "" {
+		targets = append(targets, &cpuTarget{kind: "gatehouse", bin: bin, name: "gatehouse before (" + filepath.Base(bin) + ")"})
 	}
 	if k := os.Getenv("GATEHOUSE_LOAD_TARGETS"); k != "" {
 		keep := strings.Split(k, ",")
@@ -94,7 +114,7 @@ func cpuReport(t *testing.T) {
 			c.cookies = populate(t, db, 1_000)
 			env = append(env, "GATEHOUSE_LOAD_DB="+db)
 		}
-		c.child = startLoadChild(t, env)
+		c.child = startLoadChild(t, cmp.Or(c.bin, os.Args[0]), env)
 	}
 	d := loadDuration / loadRounds
 	for _, c := range targets { // warm up: connections, pools, heap
@@ -102,30 +122,55 @@ func cpuReport(t *testing.T) {
 	}
 	if profileDir != "" {
 		for _, c := range targets {
-			c.child.command("cpuprofile " + filepath.Join(profileDir, c.kind+".cpu.pprof"))
+			c.child.command("cpuprofile " + filepath.Join(profileDir, c.stem()+".cpu.pprof"))
 		}
 	}
+	// A round gives every target loadSlices slices of d/loadSlices, taking
+	// turns, so that a burst of another process on the shared machine
+	// falls on all targets of the round rather than on one.
+	type sums struct {
+		requests, failed, notOK int
+		cpu                     time.Duration
+		mallocs, upBytes, gcs   uint64
+		last                    childStats
+	}
 	for round := range loadRounds {
-		for i := range targets {
-			c := targets[(i+round)%len(targets)]
-			before, up0 := c.child.stats(), c.up.bytes.Load()
-			r := hammer(c.name, c.child.url+"/page", loadClients, d, c.cookies)
-			after, up1 := c.child.stats(), c.up.bytes.Load()
-			n := float64(max(r.requests, 1))
+		acc := make([]sums, len(targets))
+		for slice := range loadSlices {
+			for i := range targets {
+				k := (i + round + slice) % len(targets)
+				c := targets[k]
+				before, up0 := c.child.stats(), c.up.bytes.Load()
+				r := hammer(c.name, c.child.url+"/page", loadClients, d/loadSlices, c.cookies)
+				after, up1 := c.child.stats(), c.up.bytes.Load()
+				a := &acc[k]
+				a.requests += r.requests
+				a.failed += r.errors
+				a.notOK += r.status5x
+				a.cpu += after.cpu - before.cpu
+				a.mallocs += after.mallocs - before.mallocs
+				a.upBytes += uint64(up1 - up0)
+				a.gcs += after.numGC - before.numGC
+				a.last = after
+			}
+		}
+		for k, c := range targets {
+			a := acc[k]
+			n := float64(max(a.requests, 1))
 			c.rounds = append(c.rounds, cpuRound{
-				requests: r.requests, rps: r.rps, failed: r.errors, notOK: r.status5x,
-				cpuPerReq:     float64((after.cpu - before.cpu).Microseconds()) / n,
-				allocsPerReq:  float64(after.mallocs-before.mallocs) / n,
-				bytesUpPerReq: float64(up1-up0) / n,
-				gcPer10k:      float64(after.numGC-before.numGC) * 10_000 / n,
-				heapAlloc:     after.heapAlloc, nextGC: after.nextGC, gcCPUFraction: after.gcCPUFraction,
+				requests: a.requests, rps: n / d.Seconds(), failed: a.failed, notOK: a.notOK,
+				cpuPerReq:     float64(a.cpu.Microseconds()) / n,
+				allocsPerReq:  float64(a.mallocs) / n,
+				bytesUpPerReq: float64(a.upBytes) / n,
+				gcPer10k:      float64(a.gcs) * 10_000 / n,
+				heapAlloc:     a.last.heapAlloc, nextGC: a.last.nextGC, gcCPUFraction: a.last.gcCPUFraction,
 			})
 		}
 	}
 	if profileDir != "" {
 		for _, c := range targets {
 			c.child.command("stopcpu")
-			c.child.command("allocs " + filepath.Join(profileDir, c.kind+".allocs.pprof"))
+			c.child.command("allocs " + filepath.Join(profileDir, c.stem()+".allocs.pprof"))
 		}
 	}
 	for _, c := range targets {
@@ -134,8 +179,8 @@ func cpuReport(t *testing.T) {
 
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("\n== CPU per proxied request (each proxy in its own process; getrusage of that process), 1 KiB page,\n"+
-		"   %d keep-alive clients, %d rounds of %v rotating over the targets; load average at the end: %s",
-		loadClients, loadRounds, d, load)
+		"   %d keep-alive clients, %d rounds of %v per target (%d turns of %v, rotating over the targets); load average at the end: %s",
+		loadClients, loadRounds, d, loadSlices, d/loadSlices, load)
 	fmt.Printf("   %-44s %22s %18s %8s %8s %9s %8s %9s\n", "", "CPU µs/req med [min–max]", "req/s med", "allocs", "B up", "GC/10k", "heap MB", "errors")
 	bare := targets[0]
 	for _, c := range targets {
@@ -242,8 +287,8 @@ type loadChild struct {
 	exits chan error
 }
 
-func startLoadChild(t *testing.T, env []string) *loadChild {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLoadChild$", "-test.count=1", "-test.timeout=60m")
+func startLoadChild(t *testing.T, bin string, env []string) *loadChild {
+	cmd := exec.Command(bin, "-test.run=^TestLoadChild$", "-test.count=1", "-test.timeout=60m")
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
@@ -318,7 +363,7 @@ func TestLoadChild(t *testing.T) {
 		target = plainBareProxy(t, upstream, false)
 	case "bare-timeouts":
 		target = plainBareProxy(t, upstream, true)
-	case "gatehouse", "gatehouse-policy", "gatehouse-gogc100":
+	case "gatehouse", "gatehouse-policy", "gatehouse-gogc100", "gatehouse-noassert":
 		if kind != "gatehouse-gogc100" {
 			tuneGC(os.Getenv) // as main does
 		}
@@ -328,8 +373,11 @@ func TestLoadChild(t *testing.T) {
 		}
 		defer devNull.Close()
 		args := []string{"--upstream", upstream, "--log-level", "error"}
-		if kind == "gatehouse-policy" {
+		switch kind {
+		case "gatehouse-policy":
 			args = append(args, "--allow-email-domain", "example.com")
+		case "gatehouse-noassert":
+			args = append(args, "--identity-assertion=false")
 		}
 		g := startGatehouseWith(t, os.Getenv("GATEHOUSE_LOAD_DB"), func(c *Config) { c.LogOutput = devNull }, args...)
 		defer g.Stop()
