@@ -87,6 +87,8 @@ func cpuReport(t *testing.T) {
 	targets := []*cpuTarget{
 		{kind: "bare", name: "bare ReverseProxy, pooled buffers"},
 		{kind: "bare-timeouts", name: "bare + header timeouts (server, transport)"},
+		{kind: "bare-server-timeouts", name: "bare + server timeouts (header, idle)"},
+		{kind: "bare-transport-timeout", name: "bare + transport ResponseHeaderTimeout"},
 		{kind: "gatehouse", name: "gatehouse, every default on"},
 		{kind: "gatehouse-gogc100", name: "gatehouse, defaults, GC tuner off"},
 		{kind: "gatehouse-policy", name: "gatehouse, defaults + policy"},
@@ -360,9 +362,13 @@ func TestLoadChild(t *testing.T) {
 	var target string
 	switch kind {
 	case "bare":
-		target = plainBareProxy(t, upstream, false)
+		target = plainBareProxy(t, upstream, false, false)
 	case "bare-timeouts":
-		target = plainBareProxy(t, upstream, true)
+		target = plainBareProxy(t, upstream, true, true)
+	case "bare-server-timeouts":
+		target = plainBareProxy(t, upstream, true, false)
+	case "bare-transport-timeout":
+		target = plainBareProxy(t, upstream, false, true)
 	case "gatehouse", "gatehouse-policy", "gatehouse-gogc100", "gatehouse-noassert":
 		if kind != "gatehouse-gogc100" {
 			tuneGC(os.Getenv) // as main does
@@ -432,12 +438,14 @@ func TestLoadChild(t *testing.T) {
 // timeouts, it gets Gatehouse's server limits (ReadHeaderTimeout,
 // IdleTimeout) and the transport's ResponseHeaderTimeout: the cost of those
 // two promises alone.
-func plainBareProxy(t testing.TB, upstream string, timeouts bool) string {
+func plainBareProxy(t testing.TB, upstream string, serverTimeouts, transportTimeout bool) string {
 	u, _ := url.Parse(upstream)
 	tr := &http.Transport{MaxIdleConns: proxy.MaxIdleConns, MaxIdleConnsPerHost: proxy.MaxIdleConns, IdleConnTimeout: proxy.IdleConnTimeout}
 	srv := &http.Server{}
-	if timeouts {
+	if transportTimeout {
 		tr = proxy.NewTransport(time.Minute)
+	}
+	if serverTimeouts {
 		srv = proxy.NewServer("", nil)
 	}
 	srv.Handler = &httputil.ReverseProxy{
