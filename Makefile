@@ -47,7 +47,8 @@ test-deploy:
 	$(GO) test -count=1 -timeout 9m -tags integration ./deploy/
 
 # Micro-benchmarks (-benchmem) and the side-by-side load report
-# (upstream direct, bare httputil.ReverseProxy, Gatehouse).
+# (upstream direct, bare httputil.ReverseProxy, Gatehouse), with the CPU
+# time per request of each proxy in its own process (TestLoadCPU).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./storage/bolt/ ./proxy/ ./authflows/
 	$(GO) test -tags loadbench -run 'TestLoadReport|TestLoadCPU' -count=1 -timeout 20m -v ./cmd/gatehouse/
