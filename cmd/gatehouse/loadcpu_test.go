@@ -40,7 +40,7 @@ import (
 
 // cpuTarget is one proxy under test, run in a child process.
 type cpuTarget struct {
-	kind    string // what TestLoadChild starts: bare, bare-timeouts, gatehouse, gatehouse-gogc100, gatehouse-policy, gatehouse-noassert
+	kind    string // what TestLoadChild starts: bare, bare-timeouts, gatehouse, gatehouse-gogc100, gatehouse-policy, gatehouse-noassert, gatehouse-noaccesslog
 	name    string
 	bin     string // the test binary to run; default this one
 	up      *countingUpstream
@@ -93,6 +93,7 @@ func cpuReport(t *testing.T) {
 		{kind: "gatehouse-gogc100", name: "gatehouse, defaults, GC tuner off"},
 		{kind: "gatehouse-policy", name: "gatehouse, defaults + policy"},
 		{kind: "gatehouse-noassert", name: "gatehouse, --identity-assertion=false"},
+		{kind: "gatehouse-noaccesslog", name: "gatehouse, --access-log=false"},
 	}
 	// GATEHOUSE_LOAD_BEFORE names the loadbench test binary of an older
 	// commit (go test -tags loadbench -c): its Gatehouse joins the rounds,
@@ -369,7 +370,7 @@ func TestLoadChild(t *testing.T) {
 		target = plainBareProxy(t, upstream, true, false)
 	case "bare-transport-timeout":
 		target = plainBareProxy(t, upstream, false, true)
-	case "gatehouse", "gatehouse-policy", "gatehouse-gogc100", "gatehouse-noassert":
+	case "gatehouse", "gatehouse-policy", "gatehouse-gogc100", "gatehouse-noassert", "gatehouse-noaccesslog":
 		if kind != "gatehouse-gogc100" {
 			tuneGC(os.Getenv) // as main does
 		}
@@ -384,6 +385,8 @@ func TestLoadChild(t *testing.T) {
 			args = append(args, "--allow-email-domain", "example.com")
 		case "gatehouse-noassert":
 			args = append(args, "--identity-assertion=false")
+		case "gatehouse-noaccesslog":
+			args = append(args, "--access-log=false")
 		}
 		g := startGatehouseWith(t, os.Getenv("GATEHOUSE_LOAD_DB"), func(c *Config) { c.LogOutput = devNull }, args...)
 		defer g.Stop()
