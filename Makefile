@@ -47,10 +47,11 @@ test-deploy:
 	$(GO) test -count=1 -timeout 9m -tags integration ./deploy/
 
 # Micro-benchmarks (-benchmem) and the side-by-side load report
-# (upstream direct, bare httputil.ReverseProxy, Gatehouse).
+# (upstream direct, bare httputil.ReverseProxy, Gatehouse), with the CPU
+# time per request of each proxy in its own process (TestLoadCPU).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./storage/bolt/ ./storage/cache/ ./proxy/ ./authflows/
-	$(GO) test -tags loadbench -run 'TestLoadReport|TestPostgresLoadReport' -count=1 -timeout 30m -v ./cmd/gatehouse/
+	$(GO) test -tags loadbench -run 'TestLoadReport|TestPostgresLoadReport|TestLoadCPU' -count=1 -timeout 30m -v ./cmd/gatehouse/
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

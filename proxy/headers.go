@@ -176,10 +176,13 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 	set(3, "X-Forwarded-Host", pr.In.Host)
 	set(4, "X-Forwarded-Proto", p.forwardedProto(pr.In, trusted))
-	// Set again from the inbound request: "Connection: X-Request-Id" has
-	// removed it from the outbound one.
+	// Set again from the inbound request when "Connection: X-Request-Id"
+	// has removed it from the outbound one. Only then: assigning even an
+	// existing key to a map holding 8 entries grows it (3 allocations).
 	if v, ok := pr.In.Header[RequestIDHeader]; ok {
-		out[RequestIDHeader] = v
+		if _, kept := out[RequestIDHeader]; !kept {
+			out[RequestIDHeader] = v
+		}
 	}
 	if trusted {
 		if v := pr.In.Header["Forwarded"]; len(v) > 0 {

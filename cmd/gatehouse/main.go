@@ -22,6 +22,7 @@ import (
 var version = "dev"
 
 func main() {
+	tuneGC(os.Getenv)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, osEnviron()))
 }
 
