@@ -97,7 +97,8 @@ func (h *Handler) signOutOthers(w http.ResponseWriter, r *http.Request) {
 // throttle and the per-account failed-login budget (a stolen session must
 // not become a password oracle); the current password checked; the new one
 // judged by the password rules and hashed; the hash stored; every session
-// of the user deleted and this browser given a new one.
+// of the user deleted and this browser given a new one. A user the access
+// policy refuses (or a disabled one) changes nothing: 403.
 func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	s, ok := h.requireSession(w, r)
 	if !ok {
@@ -116,6 +117,14 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	u, err := h.store.UserByID(ctx, s.UserID)
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
+		return
+	}
+	// The change ends in a new session, a sign-in: one the access policy
+	// would refuse changes nothing (AP2).
+	if problem, reason := h.signInRefusal(u, u.Email, s.Groups); reason != "" {
+		h.event(r, "password_change_failed", slog.String("user_id", u.ID), slog.String("reason", reason))
+		h.recordAudit(r, audit.AccessDenied, u.ID, u.Email, "")
+		h.passwordChangeFailed(w, r, s, problem)
 		return
 	}
 	if !h.limits.loginFailures.allow(u.Email) {
