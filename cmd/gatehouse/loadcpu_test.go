@@ -92,6 +92,7 @@ func cpuReport(t *testing.T) {
 		{kind: "gatehouse", name: "gatehouse, every default on"},
 		{kind: "gatehouse-gogc100", name: "gatehouse, defaults, GC tuner off"},
 		{kind: "gatehouse-policy", name: "gatehouse, defaults + policy"},
+		{kind: "gatehouse-policy-file", name: "gatehouse, 3 domains + 10k emails file"},
 		{kind: "gatehouse-noassert", name: "gatehouse, --identity-assertion=false"},
 		{kind: "gatehouse-noaccesslog", name: "gatehouse, --access-log=false"},
 	}
@@ -212,6 +213,38 @@ func cpuReport(t *testing.T) {
 		slices.Sort(ratios)
 		fmt.Printf("   CPU per request, %s / bare: median %.3f [%.3f–%.3f] (per round)\n", c.name, median(ratios), ratios[0], ratios[len(ratios)-1])
 	}
+	// The policy's own cost: each policy target against "gatehouse" (the
+	// same defaults without a policy), round by round.
+	i := slices.IndexFunc(targets, func(c *cpuTarget) bool { return c.kind == "gatehouse" && c.bin == "" })
+	if i < 0 {
+		return
+	}
+	for _, c := range targets {
+		if !strings.HasPrefix(c.kind, "gatehouse-policy") {
+			continue
+		}
+		ratios := make([]float64, loadRounds)
+		for r := range ratios {
+			ratios[r] = c.rounds[r].cpuPerReq / targets[i].rounds[r].cpuPerReq
+		}
+		slices.Sort(ratios)
+		fmt.Printf("   CPU per request, %s / %s: median %+.1f%% [%+.1f%% – %+.1f%%] (per round)\n", c.name, targets[i].name,
+			(median(ratios)-1)*100, (ratios[0]-1)*100, (ratios[len(ratios)-1]-1)*100)
+	}
+}
+
+// tenThousandEmails writes the bench's emails file: user0…user9999@example.com.
+func tenThousandEmails(t *testing.T) string {
+	var list strings.Builder
+	list.WriteString("# 10,000 addresses\n")
+	for i := range 10_000 {
+		fmt.Fprintf(&list, "user%d@example.com\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "emails.txt")
+	if err := os.WriteFile(path, []byte(list.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func column(rounds []cpuRound, f func(cpuRound) float64) []float64 {
@@ -370,7 +403,7 @@ func TestLoadChild(t *testing.T) {
 		target = plainBareProxy(t, upstream, true, false)
 	case "bare-transport-timeout":
 		target = plainBareProxy(t, upstream, false, true)
-	case "gatehouse", "gatehouse-policy", "gatehouse-gogc100", "gatehouse-noassert", "gatehouse-noaccesslog":
+	case "gatehouse", "gatehouse-policy", "gatehouse-policy-file", "gatehouse-gogc100", "gatehouse-noassert", "gatehouse-noaccesslog":
 		if kind != "gatehouse-gogc100" {
 			tuneGC(os.Getenv) // as main does
 		}
@@ -383,6 +416,13 @@ func TestLoadChild(t *testing.T) {
 		switch kind {
 		case "gatehouse-policy":
 			args = append(args, "--allow-email-domain", "example.com")
+		case "gatehouse-policy-file":
+			// Issue 8's bench policy: 3 domains that the sessions'
+			// addresses (user0…user999@example.com) do not match, so every
+			// request walks them, then finds the address in a 10,000-line
+			// emails file.
+			args = append(args, "--allow-email-domain", "corp.com", "--allow-email-domain", ".corp.net",
+				"--allow-email-domain", "example.org", "--allow-emails-file", tenThousandEmails(t))
 		case "gatehouse-noassert":
 			args = append(args, "--identity-assertion=false")
 		case "gatehouse-noaccesslog":
