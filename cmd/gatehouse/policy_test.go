@@ -242,17 +242,19 @@ func TestPolicyEndToEnd(t *testing.T) {
 		t.Fatalf("alice: %d %s", code, body)
 	}
 
-	// Removed from the file: refused without a restart. The watcher looks
-	// every second; the bound below only turns a hang into a failure.
+	// Removed from the file by a plain overwrite, as an operator does:
+	// refused without a restart. The watcher looks every second (the
+	// contract: within 5 s); the bound below only turns a hang into a
+	// failure, and the time it took is logged, not judged.
+	written := time.Now()
 	if err := os.WriteFile(emails, []byte("# nobody\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	later := time.Now().Add(time.Second)
-	_ = os.Chtimes(emails, later, later)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		code, _ := get(t, alice, g.URL+"/app")
 		if code == http.StatusForbidden {
+			t.Logf("the removal applied %v after the write", time.Since(written).Round(time.Millisecond))
 			break
 		}
 		if time.Now().After(deadline) {
