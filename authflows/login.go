@@ -179,7 +179,6 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.loginRefused(w, r, errStoreUnavailable, form)
 		return
 	}
-	h.setDeviceCookie(w, r, email)
 	h.event(r, "login_ok", slog.String("user_id", u.ID))
 	h.recordAudit(r, audit.Login, u.ID, u.Email, "")
 	h.metrics.logins.WithLabelValues("ok").Inc()

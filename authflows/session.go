@@ -53,6 +53,11 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage
 		}
 	}
 	http.SetCookie(w, h.cookie(sessionID, int(h.cfg.SessionTTL.Seconds())))
+	if u.Email != "" {
+		// Every sign-in (password, OAuth, invite) marks this browser as
+		// one that has signed in to the account before (DV1).
+		h.setDeviceCookie(w, r, storage.NormalizeEmail(u.Email))
+	}
 	return nil
 }
 

@@ -90,8 +90,9 @@ func jsonBody(v map[string]string) string {
 	return string(b)
 }
 
-// DS1 and SS3 through the whole server: random cookies, unknown emails,
-// unknown tokens and states write nothing to the database.
+// DS1 and SS3 through the whole server: random cookies, unknown tokens and
+// states write nothing to the database; unknown emails at /auth/forgot
+// overwrite one fixed-size marker, so the file does not grow.
 func TestUnauthenticatedTrafficWritesNothing(t *testing.T) {
 	up, hits := echoUpstream(t)
 	db := filepath.Join(t.TempDir(), "gatehouse.db")
