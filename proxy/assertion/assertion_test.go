@@ -342,6 +342,11 @@ func TestPlan(t *testing.T) {
 		retire []string
 	}{
 		{"no key", nil, 0, true, 0, nil},
+		// Another replica's first key, made an instant after this replica
+		// read its clock (or by a clock a little ahead): it is the key, not
+		// a reason to add a second one.
+		{"first key a moment ahead", []storage.SigningKey{k("a", 50*time.Millisecond)}, 0, false, 0, nil},
+		{"first key beyond the skew", []storage.SigningKey{k("a", ClockSkew+time.Second)}, 0, true, 0, nil},
 		{"fresh key", []storage.SigningKey{k("a", 0)}, day, false, 0, nil},
 		{"just before publishing", []storage.SigningKey{k("a", 0)}, 29*day - time.Second, false, 0, nil},
 		{"publish the next", []storage.SigningKey{k("a", 0)}, 29 * day, true, 30 * day, nil},
@@ -395,4 +400,19 @@ func hexOf(h storage.Hash) string {
 		out = append(out, digits[b>>4], digits[b&15])
 	}
 	return string(out)
+}
+
+// The first key signs even while its ActiveFrom is a moment ahead of this
+// replica's clock (ClockSkew): no 503 while replicas agree on it.
+func TestSignerToleratesSkewOfTheFirstKey(t *testing.T) {
+	set := &keySet{signers: []signer{{id: "a", activeFrom: start.Add(50 * time.Millisecond)}}}
+	k := &Keys{}
+	k.set.Store(set)
+	if s, err := k.signer(start); err != nil || s.id != "a" {
+		t.Fatalf("signer = %v, %v; want key a", s, err)
+	}
+	set.signers[0].activeFrom = start.Add(ClockSkew + time.Second)
+	if _, err := k.signer(start); err == nil {
+		t.Fatal("a key far in the future signs")
+	}
 }

@@ -38,6 +38,10 @@ const (
 	// RetiredKept is how long a retired key stays published, so that
 	// tokens it signed keep verifying.
 	RetiredKept = 7 * 24 * time.Hour
+	// ClockSkew is how far ahead of this replica's clock the first key may
+	// activate and still count as the key (another replica made it an
+	// instant later, or its clock runs a little ahead): no second first key.
+	ClockSkew = time.Minute
 	// RefreshInterval is how often Run re-reads the keys: rotations made by
 	// another replica or by `gatehouse keys rotate` are seen within it.
 	RefreshInterval = time.Minute
@@ -93,11 +97,11 @@ func NewKeys(ctx context.Context, store KeyStore, clock func() time.Time, log *s
 // the keys. A conflict with another replica doing the same is not an error:
 // its key is used.
 func (k *Keys) Refresh(ctx context.Context) error {
-	now := k.clock()
 	keys, err := k.store.SigningKeys(ctx)
 	if err != nil {
 		return fmt.Errorf("assertion: reading signing keys: %w", err)
 	}
+	now := k.clock() // after the read: a key another replica just added is not "in the future"
 	p := plan(keys, now)
 	for _, id := range p.retire {
 		if err := k.store.DeleteSigningKey(ctx, id); err != nil {
@@ -201,6 +205,10 @@ func (k *Keys) signer(now time.Time) (*signer, error) {
 			return &set.signers[i], nil
 		}
 	}
+	// The first key, made by a replica whose clock is a moment ahead.
+	if len(set.signers) > 0 && !set.signers[0].activeFrom.After(now.Add(ClockSkew)) {
+		return &set.signers[0], nil
+	}
 	return nil, errors.New("assertion: no signing key is active")
 }
 
@@ -218,7 +226,9 @@ type rotationPlan struct {
 // for RetiredKept is removed.
 func plan(keys []storage.SigningKey, now time.Time) rotationPlan {
 	var p rotationPlan
-	if len(keys) == 0 || keys[0].ActiveFrom.After(now) {
+	// A first key that activates within ClockSkew is another replica's,
+	// made an instant after this one read its clock: it is the key.
+	if len(keys) == 0 || keys[0].ActiveFrom.After(now.Add(ClockSkew)) {
 		return rotationPlan{add: true, activeFrom: now}
 	}
 	for i := 0; i+1 < len(keys); i++ {
