@@ -434,7 +434,9 @@ func TestLoginKeepsStrongerHash(t *testing.T) {
 
 // A failed upgrade does not stop the sign-in.
 func TestLoginUpgradeFailureStillSignsIn(t *testing.T) {
-	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("SetPasswordHash")} })
+	env := newTestEnv(t, func(c *Config) {
+		c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("SetPasswordHash")}
+	})
 	oldHash, _ := NewHasher(HashParams{Memory: 32, Time: 1, Threads: 1}).Hash(t.Context(), alicePassword)
 	if err := env.Store.CreateUser(t.Context(), storage.User{ID: randomUserID(), Email: aliceEmail, PasswordHash: oldHash}); err != nil {
 		t.Fatal(err)
