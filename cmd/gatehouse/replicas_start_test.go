@@ -1,0 +1,78 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-auth/gatehouse/storage/postgres"
+	"github.com/jackc/pgx/v5"
+)
+
+// startDB runs the server on db and returns its exit code and stderr.
+func startDB(t *testing.T, db string) (int, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run([]string{"--db", db, "--upstream", "http://127.0.0.1:1", "--base-url", "http://127.0.0.1:2",
+		"--listen", "127.0.0.1:0", "--admin-listen", ""}, nil, &out, &errOut, envOf(nil))
+	return code, errOut.String()
+}
+
+// A wrong URL on a server that answers (no such database), and a URL
+// whose password is percent-encoded, stop the start like an unreachable
+// one: one line naming --db, the password in no form.
+func TestWrongDatabaseURL(t *testing.T) {
+	base := pg.NewDatabase(t) // postgres:///test_N?host=DIR&user=postgres
+	rest, ok := strings.CutPrefix(base, "postgres:///")
+	_, query, ok2 := strings.Cut(rest, "?")
+	if !ok || !ok2 {
+		t.Fatalf("unexpected test URL %q", base)
+	}
+	for _, tc := range []struct {
+		name string
+		db   string
+		code int
+	}{
+		{"no such database", "postgres:///no_such_database?" + query + "&password=pw-s3cret", 1},
+		{"encoded password, no such database", "postgres://postgres:pw%2Fs3cret@/no_such_database?" + strings.Replace(query, "&user=postgres", "", 1), 1},
+		{"encoded password, unparsable", "postgres://alice:pw%2Fs3cret@host:notaport/db", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, msg := startDB(t, tc.db)
+			if code != tc.code || !strings.Contains(msg, "--db") || strings.Count(msg, "\n") != 1 ||
+				strings.Contains(msg, "s3cret") || strings.Contains(msg, "%2F") {
+				t.Fatalf("exit %d (want %d), stderr %q: want one line naming --db, no password", code, tc.code, msg)
+			}
+		})
+	}
+}
+
+// A database migrated by a newer gatehouse stops the start: exit 1, one
+// line naming --db and saying so.
+func TestNewerSchemaStopsStart(t *testing.T) {
+	db := pg.NewDatabase(t)
+	s, err := postgres.Open(t.Context(), db, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	if _, err := conn.Exec(t.Context(), "INSERT INTO gatehouse_schema (version) VALUES ($1)", postgres.SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	code, msg := startDB(t, db)
+	if code != 1 || !strings.Contains(msg, "--db") || !strings.Contains(msg, "newer") || strings.Count(msg, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q: want exit 1 and one line naming --db and the newer schema", code, msg)
+	}
+	// The users subcommands refuse it too.
+	var out, errOut bytes.Buffer
+	if code := run([]string{"users", "list", "--db", db}, nil, &out, &errOut, envOf(nil)); code != 1 || !strings.Contains(errOut.String(), "newer") {
+		t.Fatalf("users list on a newer schema: exit %d, stderr %q; want 1 naming the newer schema", code, errOut.String())
+	}
+}
