@@ -4,8 +4,11 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage/postgres"
 	"github.com/jackc/pgx/v5"
@@ -74,5 +77,46 @@ func TestNewerSchemaStopsStart(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"users", "list", "--db", db}, nil, &out, &errOut, envOf(nil)); code != 1 || !strings.Contains(errOut.String(), "newer") {
 		t.Fatalf("users list on a newer schema: exit %d, stderr %q; want 1 naming the newer schema", code, errOut.String())
+	}
+}
+
+// The server's PostgreSQL store (the session cache over the database)
+// keeps what the sweep needs to run on one replica at a time and to empty
+// the shared throttle buckets: losing either in a wrapper would make every
+// replica sweep at once, or leave the buckets to grow.
+func TestServerStoreSweepsOneReplicaAtATime(t *testing.T) {
+	db := pg.NewDatabase(t)
+	store, err := openServerStore(db, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	runner, ok := store.(exclusiveRunner)
+	if !ok {
+		t.Fatalf("the server's PostgreSQL store %T runs no job exclusively: every replica would sweep at once", store)
+	}
+	if _, ok := store.(interface {
+		DeleteFullRateBuckets(ctx context.Context, now time.Time) (int, error)
+	}); !ok {
+		t.Fatalf("the server's PostgreSQL store %T cannot delete full throttle buckets", store)
+	}
+	if sharedLimits(store) == nil {
+		t.Fatal("the server's PostgreSQL store counts no throttle in the database")
+	}
+	// While one sweep runs, another replica's attempt is skipped.
+	other, err := openServerStore(db, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ran, err := runner.Exclusive(t.Context(), "sweep", func(ctx context.Context) error {
+		again, err := other.(exclusiveRunner).Exclusive(ctx, "sweep", func(context.Context) error { return nil })
+		if err != nil || again {
+			t.Errorf("a second replica's sweep during the first: ran %v, err %v; want skipped", again, err)
+		}
+		return nil
+	})
+	if err != nil || !ran {
+		t.Fatalf("first sweep: ran %v, err %v", ran, err)
 	}
 }
