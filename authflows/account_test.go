@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 // OA9: unlinking is refused when it would leave the user no way to sign in;
@@ -143,7 +144,7 @@ func TestOAuthAccountPageWithoutSession(t *testing.T) {
 // store_unavailable, and no flow is started.
 func TestOAuthSessionStoreFailure(t *testing.T) {
 	e := newTestEnv(t, withTestProviders, func(c *Config) {
-		c.Store = faultyStore{Store: c.Store, fail: failing("Session")}
+		c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("Session")}
 	})
 	cookie := &http.Cookie{Name: e.Config.CookieName, Value: newSecret()}
 	for _, r := range []*http.Request{

@@ -25,12 +25,18 @@ import (
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
-	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// Store is what the flows need of the storage backend.
+// Store is what the flows need of the storage backend: the union of each
+// flow's own interface (stores.go), not the whole storage.Store.
 type Store interface {
-	storage.Store
+	sessionStore
+	loginStore
+	deviceStore
+	accountStore
+	resetStore
+	inviteStore
+	oauthStore
 }
 
 // MaxBodyBytes caps every request body under /auth/ (PX6).

@@ -29,8 +29,8 @@ func (s disablingStore) CreateSession(ctx context.Context, sess storage.Session)
 func TestDisableRacingSignIn(t *testing.T) {
 	var inner storage.Store
 	e := newTestEnv(t, func(c *Config) {
-		inner = c.Store
-		c.Store = disablingStore{c.Store}
+		inner = c.Store.(storage.Store)
+		c.Store = disablingStore{inner}
 	})
 	u := e.CreateUser(t, "racer@example.com", "correct horse battery staple")
 	resp := e.PostJSON("/auth/login", map[string]string{"email": "racer@example.com", "password": "correct horse battery staple"})

@@ -16,7 +16,7 @@ import (
 // release is closed: the sign-ins have checked the old credentials and wait
 // to write their session, deterministically.
 type heldLookups struct {
-	Store
+	storage.Store
 	read    sync.WaitGroup
 	release chan struct{}
 }
@@ -33,7 +33,7 @@ func (s *heldLookups) UserByEmail(ctx context.Context, email string) (storage.Us
 func TestNoSessionOutlivesConcurrentReset(t *testing.T) {
 	const signIns = 10 // the account's failure bucket holds 10 attempts in flight
 	held := &heldLookups{release: make(chan struct{})}
-	e := newTestEnv(t, func(c *Config) { held.Store = c.Store; c.Store = held })
+	e := newTestEnv(t, func(c *Config) { held.Store = c.Store.(storage.Store); c.Store = held })
 	u := e.CreateUser(t, "alice@example.com", oldPassword)
 	resetToken := e.IssueResetToken(t, u)
 
@@ -79,7 +79,7 @@ func TestNoSessionOutlivesConcurrentReset(t *testing.T) {
 // revokedAfterLookup revokes the user's sessions right after the OAuth
 // callback has looked the user up: the revocation lands between the check
 // of the identity and the session write.
-type revokedAfterLookup struct{ Store }
+type revokedAfterLookup struct{ storage.Store }
 
 func (s revokedAfterLookup) UserByIdentity(ctx context.Context, provider, subject string) (storage.User, error) {
 	u, err := s.Store.UserByIdentity(ctx, provider, subject)

@@ -101,7 +101,7 @@ func TestForgotUnknownAddressesDoNotGrowFile(t *testing.T) {
 // A request whose record cannot be written is not a 202: the answer says the
 // service is unavailable, the same for every address.
 func TestForgotStoreFailureIsNot202(t *testing.T) {
-	e := newTestEnv(t, func(c *Config) { c.Store = failingResetRequests{Store: c.Store} })
+	e := newTestEnv(t, func(c *Config) { c.Store = failingResetRequests{Store: c.Store.(storage.Store)} })
 	e.CreateUser(t, "alice@example.com", oldPassword)
 	for _, email := range []string{"alice@example.com", "nobody@example.com"} {
 		resp := e.PostJSON("/auth/forgot", map[string]string{"email": email})
@@ -111,7 +111,7 @@ func TestForgotStoreFailureIsNot202(t *testing.T) {
 	}
 }
 
-type failingResetRequests struct{ Store }
+type failingResetRequests struct{ storage.Store }
 
 func (failingResetRequests) QueueResetRequest(context.Context, string, time.Time) (storage.User, error) {
 	return storage.User{}, errors.New("test: no space left on device")

@@ -17,7 +17,7 @@ func TestAuthActivityRefreshesIdle(t *testing.T) {
 	var gone []storage.Hash
 	e := newTestEnv(t, func(c *Config) {
 		c.SessionIdleTTL = 30 * time.Minute
-		lastSeen = &proxy.LastSeen{Store: c.Store, Clock: c.Clock}
+		lastSeen = &proxy.LastSeen{Store: c.Store.(proxy.SessionToucher), Clock: c.Clock}
 		c.Gate = &proxy.Gate{
 			Sessions: c.Store, CookieName: c.CookieName, IdleTTL: c.SessionIdleTTL,
 			LastSeen: lastSeen, Clock: c.Clock,

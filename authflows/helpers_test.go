@@ -393,9 +393,9 @@ var errFaultyStore = errors.New("test: store unavailable")
 // faultyStore wraps a Store; the methods named in fail return
 // errFaultyStore, every other call goes through. Use it as an option:
 //
-//	newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store, fail: failing("Session")} })
+//	newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("Session")} })
 type faultyStore struct {
-	Store
+	storage.Store
 	fail map[string]bool
 }
 

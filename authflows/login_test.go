@@ -434,7 +434,9 @@ func TestLoginKeepsStrongerHash(t *testing.T) {
 
 // A failed upgrade does not stop the sign-in.
 func TestLoginUpgradeFailureStillSignsIn(t *testing.T) {
-	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store, fail: failing("SetPasswordHash")} })
+	env := newTestEnv(t, func(c *Config) {
+		c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("SetPasswordHash")}
+	})
 	oldHash, _ := NewHasher(HashParams{Memory: 32, Time: 1, Threads: 1}).Hash(t.Context(), alicePassword)
 	if err := env.Store.CreateUser(t.Context(), storage.User{ID: randomUserID(), Email: aliceEmail, PasswordHash: oldHash}); err != nil {
 		t.Fatal(err)
@@ -446,7 +448,7 @@ func TestLoginUpgradeFailureStillSignsIn(t *testing.T) {
 func TestLoginStoreFailure(t *testing.T) {
 	for _, method := range []string{"UserByEmail", "CreateSession"} {
 		t.Run(method, func(t *testing.T) {
-			env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store, fail: failing(method)} })
+			env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing(method)} })
 			env.CreateUser(t, aliceEmail, alicePassword)
 			resp := env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": alicePassword})
 			if code := env.ProblemCode(t, resp, http.StatusServiceUnavailable); code != "store_unavailable" {

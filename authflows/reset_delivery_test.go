@@ -50,7 +50,7 @@ func (e *testEnv) queuedJobs(t *testing.T) []storage.Mail {
 // deleted again (bbolt soon reuses a small file's freed pages, so the file
 // alone would not show it).
 type writeRecorder struct {
-	Store
+	storage.Store
 	mu     sync.Mutex
 	writes strings.Builder
 }
@@ -96,7 +96,7 @@ func (s *writeRecorder) CompleteReset(ctx context.Context, tokenHash storage.Has
 func TestResetTokenNeverInDatabaseFile(t *testing.T) {
 	recorder := &writeRecorder{}
 	e := newMailEnv(t, mailEnvConfig{relayDown: true, options: []func(*Config){func(c *Config) {
-		recorder.Store = c.Store
+		recorder.Store = c.Store.(storage.Store)
 		c.Store = recorder
 	}}})
 	e.CreateUser(t, "alice@example.com", oldPassword)

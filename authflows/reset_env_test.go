@@ -68,7 +68,7 @@ func newMailEnv(t *testing.T, mc mailEnvConfig) *mailEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue = mail.NewQueue(e.Config.Store, sender, mail.QueueOptions{
+	queue = mail.NewQueue(e.Config.Store.(mail.QueueStore), sender, mail.QueueOptions{
 		Logger:     e.Config.Logger, // the captured log: LG1 covers the queue too
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, PollInterval: 100 * time.Millisecond,
 		Prepare: e.Handler.PrepareMail, // as cmd/gatehouse wires it

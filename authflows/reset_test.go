@@ -428,7 +428,7 @@ func TestForgotMailWaitsForRelay(t *testing.T) {
 	e.CreateUser(t, "alice@example.com", oldPassword)
 	e.forgot(t, "alice@example.com")
 	waitUntil(t, "a failed delivery attempt", func() bool {
-		due, err := e.Config.Store.DueMail(t.Context(), time.Now().Add(time.Hour), 10)
+		due, err := e.Config.Store.(storage.Store).DueMail(t.Context(), time.Now().Add(time.Hour), 10)
 		return err == nil && len(due) == 1 && due[0].Attempts >= 1
 	})
 	if !strings.Contains(e.Logs.String(), "mail delivery failed") {

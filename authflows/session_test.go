@@ -268,7 +268,7 @@ func TestLogout(t *testing.T) {
 // A logout whose deletion fails says so (the session may still work
 // elsewhere) and still drops the cookie.
 func TestLogoutStoreFailure(t *testing.T) {
-	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store, fail: failing("DeleteSession")} })
+	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("DeleteSession")} })
 	alice := env.CreateUser(t, aliceEmail, alicePassword)
 	cookie := env.StartSession(t, alice)
 	resp := env.PostJSON("/auth/logout", nil, cookie)
@@ -363,7 +363,7 @@ func TestMe(t *testing.T) {
 func TestMeStoreFailure(t *testing.T) {
 	for _, method := range []string{"Session", "UserByID", "IdentitiesOfUser"} {
 		t.Run(method, func(t *testing.T) {
-			env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store, fail: failing(method)} })
+			env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing(method)} })
 			alice := env.CreateUser(t, aliceEmail, alicePassword)
 			resp := env.Get("/auth/me", env.StartSession(t, alice))
 			if code := env.ProblemCode(t, resp, http.StatusServiceUnavailable); code != "store_unavailable" {

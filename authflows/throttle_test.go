@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 func TestKeyedLimiterBurstAndRefill(t *testing.T) {
@@ -365,7 +366,7 @@ func TestLoginThrottlePerAccountConcurrent(t *testing.T) {
 // A sign-in that is refused for lack of a hashing slot, or that fails on a
 // store error, does not count against the account.
 func TestLoginBusyAndStoreErrorsAreNotFailures(t *testing.T) {
-	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store, fail: failing("CreateSession")} })
+	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("CreateSession")} })
 	env.CreateUser(t, aliceEmail, alicePassword)
 	release := env.FillHashSlots(t, 0)
 	for i := range 12 {

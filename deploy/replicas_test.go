@@ -14,8 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// TestReplicasVariant renders examples/kubernetes-replicas (the base with
-// three replicas on PostgreSQL) and checks what makes several replicas
+// TestReplicasVariant renders the replicas variant (the base with three
+// replicas on PostgreSQL) from both places it is applied, deploy/replicas
+// and examples/kubernetes-replicas, and checks what makes several replicas
 // safe: no bbolt volume or claim left, a rolling update that never drops
 // below the full count, a PodDisruptionBudget over the pods, and --db from
 // a Secret as a postgres:// URL.
@@ -24,9 +25,15 @@ func TestReplicasVariant(t *testing.T) {
 	if err != nil {
 		t.Skip("SKIP: kubectl not installed; the replicas variant is not rendered")
 	}
-	out, err := exec.Command(kubectl, "kustomize", "../examples/kubernetes-replicas").Output()
+	for _, dir := range []string{"replicas", "../examples/kubernetes-replicas"} {
+		t.Run(dir, func(t *testing.T) { checkReplicasVariant(t, kubectl, dir) })
+	}
+}
+
+func checkReplicasVariant(t *testing.T, kubectl, dir string) {
+	out, err := exec.Command(kubectl, "kustomize", dir).Output()
 	if err != nil {
-		t.Fatalf("kubectl kustomize: %v", err)
+		t.Fatalf("kubectl kustomize %s: %v", dir, err)
 	}
 	var (
 		deployment *appsv1.Deployment

@@ -97,6 +97,7 @@ func startReplicasMail(t *testing.T, bin, db, upstream, mailDir string, n int) [
 // PostgreSQL database. A session revoked through one stops working on the
 // other two within a second; with the notification connection of one
 // replica cut, that replica still never serves a revoked session.
+// (PG1)
 func TestThreeReplicasRevokeEverywhere(t *testing.T) {
 	db := pg.NewDatabase(t)
 	bin := goBuild(t, t.TempDir(), ".", "gatehouse")
