@@ -26,7 +26,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
  && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
-# The OCI labels of `make image` (tools/ociimage):
+# The OCI labels of `make image` (cmd/ociimage):
 #   docker build --build-arg VERSION=v2.0.0 --build-arg REVISION=$(git rev-parse HEAD) .
 ARG VERSION=dev
 ARG REVISION=

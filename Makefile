@@ -59,7 +59,7 @@ lint:
 	$(GO) vet -tags integration ./...
 
 # The container image without a container engine (ko-style): static
-# binaries for PLATFORMS, then tools/ociimage writes dist/gatehouse-oci (an
+# binaries for PLATFORMS, then cmd/ociimage writes dist/gatehouse-oci (an
 # OCI image layout tagged VERSION, with OCI labels) and dist/gatehouse-oci.tar.
 # Push with `crane push --index dist/gatehouse-oci $(IMAGE):$(VERSION)` or
 # `skopeo copy --all oci:dist/gatehouse-oci:$(VERSION) docker://$(IMAGE):$(VERSION)`.
@@ -70,7 +70,7 @@ image:
 	  os=$${p%/*}; arch=$${p#*/}; echo "  go build $$p"; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/image/$${os}_$${arch}/gatehouse ./cmd/gatehouse || exit 1; \
 	done
-	$(GO) run ./tools/ociimage --out dist/gatehouse-oci --version '$(VERSION)' --revision '$(REVISION)' \
+	$(GO) run ./cmd/ociimage --out dist/gatehouse-oci --version '$(VERSION)' --revision '$(REVISION)' \
 	  $(if $(CREATED),--created '$(CREATED)') --ca-bundle '$(CA_BUNDLE)' \
 	  $(foreach p,$(PLATFORMS),--binary $(p)=dist/image/$(subst /,_,$(p))/gatehouse)
 

@@ -5,7 +5,7 @@
 // /var/lib/gatehouse, on no base image. `make image` builds the binaries
 // and runs it; see "Container image" in README.md for pushing the result.
 //
-//	go run ./tools/ociimage --out dist/gatehouse-oci --version v2.0.0 \
+//	go run ./cmd/ociimage --out dist/gatehouse-oci --version v2.0.0 \
 //	    --binary linux/amd64=dist/linux_amd64/gatehouse --ca-bundle /etc/ssl/certs/ca-certificates.crt
 //
 // The output is reproducible: file times are --created, and the same
@@ -238,7 +238,7 @@ func imageManifest(l *layout, p platform, bin, ca []byte, created time.Time, ann
 			"Labels":       annotations,
 		},
 		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + hex.EncodeToString(diffID[:])}},
-		"history": []map[string]string{{"created": created.UTC().Format(time.RFC3339), "created_by": "tools/ociimage: gatehouse binary, CA bundle, nonroot user"}},
+		"history": []map[string]string{{"created": created.UTC().Format(time.RFC3339), "created_by": "cmd/ociimage: gatehouse binary, CA bundle, nonroot user"}},
 	})
 	if err != nil {
 		return descriptor{}, err
