@@ -59,12 +59,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 	logger := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	created := newStartPaths(cfg) // removed again if the start fails
 	srv, err := newServer(ctx, cfg, logger)
 	if err != nil {
+		created.remove()
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
 		return exitCode(err)
 	}
-	if err := srv.listenAndServe(ctx); err != nil {
+	ls, err := srv.listen()
+	if err != nil {
+		srv.close()
+		created.remove()
+		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
+		return 1
+	}
+	if err := srv.serve(ctx, ls); err != nil {
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
 		return 1
 	}
