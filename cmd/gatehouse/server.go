@@ -307,15 +307,6 @@ func (ls *listeners) close() {
 	}
 }
 
-func (s *server) listenAndServe(ctx context.Context) error {
-	ls, err := s.listen()
-	if err != nil {
-		s.close()
-		return err
-	}
-	return s.serve(ctx, ls)
-}
-
 // serve runs until ctx ends, then drains in-flight requests for at most
 // --shutdown-timeout, stops the background loops and closes the store. A
 // drain cut short by the deadline is an error (exit 1).
