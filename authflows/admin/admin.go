@@ -32,6 +32,14 @@ type API interface {
 	SetPassword(ctx context.Context, email, password string) (Change, error)
 	RevokeSessions(ctx context.Context, email string) (Change, error)
 	Sessions(ctx context.Context, email string) ([]Session, error)
+	RotateSigningKey(ctx context.Context) (KeyRotation, error)
+}
+
+// KeyRotation is the outcome of RotateSigningKey: the new key's id and how
+// long the previous key stays published.
+type KeyRotation struct {
+	KeyID       string        `json:"kid"`
+	RetiredKept time.Duration `json:"retired_kept"`
 }
 
 // AddUserRequest creates a user with Password, or, with Invite, without
@@ -116,6 +124,10 @@ type Service struct {
 	Clock        func() time.Time
 	// WakeMailer, when set, is called after an invitation was queued.
 	WakeMailer func()
+	// RotateKey adds an assertion signing key that signs from now
+	// on and returns its id and how long the previous key stays published
+	// (`gatehouse keys rotate`). A running server also starts using it at once.
+	RotateKey func(ctx context.Context) (KeyRotation, error)
 }
 
 var _ API = (*Service)(nil)
@@ -302,6 +314,14 @@ func (s *Service) Sessions(ctx context.Context, email string) ([]Session, error)
 			Method: ss.Method, IP: ss.IP, UserAgent: ss.UserAgent})
 	}
 	return out, nil
+}
+
+// RotateSigningKey rotates the assertion signing key (see Service.RotateKey).
+func (s *Service) RotateSigningKey(ctx context.Context) (KeyRotation, error) {
+	if s.RotateKey == nil {
+		return KeyRotation{}, errors.New("admin: no signing keys here")
+	}
+	return s.RotateKey(ctx)
 }
 
 // user looks the user up by email: a bad address or an unknown user is an Error.

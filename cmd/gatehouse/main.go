@@ -28,7 +28,7 @@ func main() {
 
 // commands are the words `gatehouse WORD` understands besides the server's
 // flags; an unknown word is suggested from them.
-var commands = []string{"users", "mail", "version"}
+var commands = []string{"users", "sessions", "keys", "mail", "version"}
 
 // run is main without the process: it returns the exit code (see exitCode).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
@@ -40,7 +40,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 		case "users":
 			return runUsers(args[1:], stdin, stdout, stderr, getenv)
 		case "keys":
-			return runKeys(args[1:], stdout, stderr, getenv)
+			return runKeys(args[1:], stdin, stdout, stderr, getenv)
 		case "sessions":
 			return runSessions(args[1:], stdin, stdout, stderr, getenv)
 		case "mail":

@@ -119,9 +119,14 @@ func cliUsage(out io.Writer, group string, cmds []cliCommand) {
 		fmt.Fprintf(tw, "  %s %s\t%s\n", c.name, c.synopsis, c.help)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(out, `
-E is the user's email, as the argument or as --email E. The command goes to
-the running server through --admin-socket when one answers there, and opens
+	fmt.Fprintln(out)
+	for _, c := range cmds {
+		if c.needsEmail {
+			fmt.Fprintln(out, "E is the user's email, as the argument or as --email E.")
+			break
+		}
+	}
+	fmt.Fprintf(out, `The command goes to the running server through --admin-socket when one answers there, and opens
 --db directly otherwise; the result is the same. Every flag also reads
 GATEHOUSE_<FLAG>. gatehouse %s COMMAND --help lists a command's flags.
 `, group)
@@ -303,6 +308,9 @@ func (o *cliOptions) service(stderr io.Writer, mustExist bool) (admin.API, func(
 		},
 		Audit:  trail,
 		Logger: logger,
+		RotateKey: func(ctx context.Context) (admin.KeyRotation, error) {
+			return rotateKeyIn(ctx, store)
+		},
 	}
 	return svc, func() { _ = closeTrail(); _ = store.Close() }, nil
 }
