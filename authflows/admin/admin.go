@@ -109,6 +109,7 @@ type Store interface {
 	DeleteUserSessions(ctx context.Context, userID string) (int, error)
 	SessionsOfUser(ctx context.Context, userID string) ([]storage.Session, error)
 	QueueInviteMail(ctx context.Context, userID string, now time.Time) error
+	EnqueueMail(ctx context.Context, m storage.Mail) (uint64, error)
 }
 
 // Service is the API on a store. Every change is an audit event naming its
@@ -279,8 +280,26 @@ func (s *Service) SetPassword(ctx context.Context, email, password string) (Chan
 	}
 	u.PasswordHash = hash
 	s.record(ctx, audit.PasswordChanged, u, slog.Int("sessions_revoked", n))
+	s.mailPasswordNotice(ctx, u)
 	d, err := s.describe(ctx, u, false)
 	return Change{User: d, SessionsRevoked: n}, err
+}
+
+// mailPasswordNotice queues the "your password was changed" mail, as the
+// account page and a reset do: if the owner did not ask for the change,
+// they learn of it. A failure is logged; the change stands.
+func (s *Service) mailPasswordNotice(ctx context.Context, u storage.User) {
+	now := s.now()
+	_, err := s.Store.EnqueueMail(ctx, storage.Mail{Kind: storage.MailKindPasswordChanged, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now})
+	if err != nil {
+		if s.Logger != nil {
+			s.Logger.ErrorContext(ctx, "set password: queue notice mail", "user_id", u.ID, "err", err)
+		}
+		return
+	}
+	if s.WakeMailer != nil {
+		s.WakeMailer()
+	}
 }
 
 // RevokeSessions ends every session of the user.
