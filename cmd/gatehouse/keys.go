@@ -19,7 +19,7 @@ var keysCommands = []cliCommand{
 		run: func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
 			k, err := api.RotateSigningKey(ctx)
 			if err == nil {
-				fmt.Fprintf(out, "new signing key %s signs from now; the previous key stays published for %s\n", k.KeyID, k.RetiredKept)
+				fmt.Fprintf(out, "new signing key %s signs from now; the previous key stays published for %s\n", k.KeyID, days(k.RetiredKept))
 			}
 			return err
 		}},
@@ -41,4 +41,12 @@ func rotateKeyIn(ctx context.Context, store storage.Store) (admin.KeyRotation, e
 		return admin.KeyRotation{}, err
 	}
 	return admin.KeyRotation{KeyID: kid, RetiredKept: assertion.RetiredKept}, nil
+}
+
+// days writes a whole number of days as "7 days", anything else as a duration.
+func days(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
 }

@@ -289,6 +289,9 @@ func (o *cliOptions) service(stderr io.Writer, mustExist bool) (admin.API, func(
 	if err != nil {
 		return nil, nil, err
 	}
+	// The event lines a server would log (LG2) go to stderr: on the file,
+	// this process is the one that made the change. Output and exit codes
+	// are the same as through the socket.
 	logger := newLogger(stderr, "text", "info")
 	trail, closeTrail, err := openAuditLog(o.auditLog, stderr, time.Now, func(err error) {
 		logger.Error("write audit event", "err", err)
