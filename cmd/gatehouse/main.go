@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -28,15 +29,16 @@ func main() {
 
 // commands are the words `gatehouse WORD` understands besides the server's
 // flags; an unknown word is suggested from them.
-var commands = []string{"users", "sessions", "keys", "mail", "version"}
+var commands = []string{"users", "sessions", "keys", "mail", "version", "help"}
 
 // run is main without the process: it returns the exit code (see exitCode).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version", "--version":
-			fmt.Fprintln(stdout, "gatehouse", version)
-			return 0
+			return runVersion(args[1:], stdout, stderr)
+		case "help":
+			args = []string{"--help"}
 		case "users":
 			return runUsers(args[1:], stdin, stdout, stderr, getenv)
 		case "keys":
@@ -78,6 +80,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 		return 1
 	}
 	return 0
+}
+
+// runVersion prints the version; it takes no argument but --help.
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprintln(stdout, "Usage: gatehouse version   print the version (the same as gatehouse --version)")
+			return exitOK
+		}
+		what := fmt.Sprintf("unexpected argument %q", args[0])
+		if strings.HasPrefix(args[0], "-") {
+			what = "unknown flag " + args[0]
+		}
+		fmt.Fprintf(stderr, "gatehouse version: %s; see gatehouse version --help\n", what)
+		return exitUsage
+	}
+	fmt.Fprintln(stdout, "gatehouse", version)
+	return exitOK
 }
 
 // newLogger returns the slog logger of --log-format and --log-level. Both

@@ -171,7 +171,7 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 	}
 	if err := parseFlags(fs, args[1:], "gatehouse "+prefix); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: gatehouse %s %s\n  %s\n\nFlags:\n%s", prefix, cmd.synopsis, cmd.help, fs.FlagUsages())
+			fmt.Fprintf(stdout, "Usage: %s\n  %s\n\nFlags:\n%s", strings.TrimSpace("gatehouse "+prefix+" "+cmd.synopsis), cmd.help, fs.FlagUsages())
 			return exitOK
 		}
 		fmt.Fprintf(stderr, "gatehouse %s: %v\n", group, err)
