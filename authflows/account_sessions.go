@@ -203,10 +203,11 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) mailPasswordNotice(r *http.Request, u storage.User) {
 	now := h.now()
 	notice, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
-		Site:      h.cfg.AppName,
-		Email:     u.Email,
-		Time:      now.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
-		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
+		Site:       h.cfg.AppName,
+		Email:      u.Email,
+		Time:       now.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
+		ForgotURL:  h.absoluteURL("/auth/forgot", "", ""),
+		KeptDevice: true, // this browser gets a new session below
 	}, now)
 	if err == nil {
 		notice.NextAttempt = now

@@ -162,6 +162,15 @@ func TestAccountPasswordChange(t *testing.T) {
 	if err != nil || len(queued) != 1 || queued[0].To != "ann@example.com" || !strings.Contains(queued[0].Text, "was changed") || strings.Contains(queued[0].Text, newPassword) {
 		t.Errorf("notice mail after the change: %+v %v", queued, err)
 	}
+	// The browser that made the change stays signed in: the notice must not
+	// claim that every device was signed out.
+	for _, m := range queued {
+		for _, part := range []string{m.Text, m.HTML} {
+			if !strings.Contains(part, "Every other device that was signed in has been signed out.") || strings.Contains(part, "Every device") {
+				t.Errorf("the notice after an account-page change is not true of the browser kept signed in:\n%s", part)
+			}
+		}
+	}
 	if resp := e.PostJSON("/auth/login", map[string]string{"email": "ann@example.com", "password": testPassword}); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("old password still signs in: %d", resp.StatusCode)
 	}

@@ -39,6 +39,10 @@ type mailData struct {
 	Lifetime  string // how long the link works, e.g. "30 minutes"
 	Time      string // when the password was changed, UTC
 	ForgotURL string // {base-url}/auth/forgot
+	// KeptDevice is set in the notice when the browser that made the change
+	// stays signed in (a change on the account page): only the others were
+	// signed out. A reset or an administrator's change signs out every one.
+	KeptDevice bool
 }
 
 // mailTemplates holds the parsed templates of every mail.

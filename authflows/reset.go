@@ -232,6 +232,8 @@ func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Ma
 	case storage.MailKindPasswordReset:
 	case storage.MailKindInvite:
 		return h.prepareInvite(ctx, job)
+	case storage.MailKindPasswordChanged:
+		return h.prepareAdminNotice(ctx, job)
 	default:
 		return storage.Mail{}, fmt.Errorf("prepare mail: unknown kind %q", job.Kind)
 	}
@@ -264,6 +266,27 @@ func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Ma
 	}
 	// The message is new at every attempt (its Date and Message-ID follow
 	// CreatedAt, now); the ID and Attempts stay the job's, for the queue's logs.
+	m.ID, m.Kind, m.UserID, m.Attempts, m.NextAttempt = job.ID, job.Kind, job.UserID, job.Attempts, job.NextAttempt
+	return m, nil
+}
+
+// prepareAdminNotice renders the notice of a password an administrator
+// set (`users set-password`): every session of the user was revoked, this
+// mail says so. The job carries the time of the change.
+func (h *Handler) prepareAdminNotice(ctx context.Context, job storage.Mail) (storage.Mail, error) {
+	u, err := h.store.UserByID(ctx, job.UserID)
+	if err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare notice mail: look up user: %w", err)
+	}
+	m, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
+		Site:      h.cfg.AppName,
+		Email:     u.Email,
+		Time:      job.CreatedAt.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
+		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
+	}, h.now())
+	if err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare notice mail: %w", err)
+	}
 	m.ID, m.Kind, m.UserID, m.Attempts, m.NextAttempt = job.ID, job.Kind, job.UserID, job.Attempts, job.NextAttempt
 	return m, nil
 }

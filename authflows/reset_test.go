@@ -316,6 +316,10 @@ func TestResetMailsNotice(t *testing.T) {
 	if !strings.Contains(m.Text, "was changed") || !strings.Contains(m.Text, testBaseURL+"/auth/forgot") {
 		t.Errorf("notice text:\n%s", m.Text)
 	}
+	// A reset signs every browser out, this one included: the notice says so.
+	if !strings.Contains(m.Text, "Every device that was signed in has been signed out.") {
+		t.Errorf("notice text does not say every device was signed out:\n%s", m.Text)
+	}
 	for _, secret := range []string{token, freshPassword, oldPassword, "token="} {
 		if strings.Contains(m.Raw, secret) {
 			t.Errorf("the notice contains %q", secret)

@@ -161,6 +161,10 @@ const (
 	// MailKindInvite is "mail UserID an invitation link", its invite token
 	// minted at delivery (IssueInviteToken), like a reset link.
 	MailKindInvite = "invite"
+	// MailKindPasswordChanged is "tell UserID that an administrator changed
+	// its password at CreatedAt and signed out every device", rendered at
+	// delivery from the server's templates (the CLI on a file has none).
+	MailKindPasswordChanged = "password_changed"
 )
 
 // Mail is a queued outgoing message or job (see the kinds). It is deleted

@@ -32,6 +32,14 @@ type API interface {
 	SetPassword(ctx context.Context, email, password string) (Change, error)
 	RevokeSessions(ctx context.Context, email string) (Change, error)
 	Sessions(ctx context.Context, email string) ([]Session, error)
+	RotateSigningKey(ctx context.Context) (KeyRotation, error)
+}
+
+// KeyRotation is the outcome of RotateSigningKey: the new key's id and how
+// long the previous key stays published.
+type KeyRotation struct {
+	KeyID       string        `json:"kid"`
+	RetiredKept time.Duration `json:"retired_kept"`
 }
 
 // AddUserRequest creates a user with Password, or, with Invite, without
@@ -101,6 +109,7 @@ type Store interface {
 	DeleteUserSessions(ctx context.Context, userID string) (int, error)
 	SessionsOfUser(ctx context.Context, userID string) ([]storage.Session, error)
 	QueueInviteMail(ctx context.Context, userID string, now time.Time) error
+	EnqueueMail(ctx context.Context, m storage.Mail) (uint64, error)
 }
 
 // Service is the API on a store. Every change is an audit event naming its
@@ -116,6 +125,10 @@ type Service struct {
 	Clock        func() time.Time
 	// WakeMailer, when set, is called after an invitation was queued.
 	WakeMailer func()
+	// RotateKey adds an assertion signing key that signs from now
+	// on and returns its id and how long the previous key stays published
+	// (`gatehouse keys rotate`). A running server also starts using it at once.
+	RotateKey func(ctx context.Context) (KeyRotation, error)
 }
 
 var _ API = (*Service)(nil)
@@ -267,8 +280,26 @@ func (s *Service) SetPassword(ctx context.Context, email, password string) (Chan
 	}
 	u.PasswordHash = hash
 	s.record(ctx, audit.PasswordChanged, u, slog.Int("sessions_revoked", n))
+	s.mailPasswordNotice(ctx, u)
 	d, err := s.describe(ctx, u, false)
 	return Change{User: d, SessionsRevoked: n}, err
+}
+
+// mailPasswordNotice queues the "your password was changed" mail, as the
+// account page and a reset do: if the owner did not ask for the change,
+// they learn of it. A failure is logged; the change stands.
+func (s *Service) mailPasswordNotice(ctx context.Context, u storage.User) {
+	now := s.now()
+	_, err := s.Store.EnqueueMail(ctx, storage.Mail{Kind: storage.MailKindPasswordChanged, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now})
+	if err != nil {
+		if s.Logger != nil {
+			s.Logger.ErrorContext(ctx, "set password: queue notice mail", "user_id", u.ID, "err", err)
+		}
+		return
+	}
+	if s.WakeMailer != nil {
+		s.WakeMailer()
+	}
 }
 
 // RevokeSessions ends every session of the user.
@@ -302,6 +333,14 @@ func (s *Service) Sessions(ctx context.Context, email string) ([]Session, error)
 			Method: ss.Method, IP: ss.IP, UserAgent: ss.UserAgent})
 	}
 	return out, nil
+}
+
+// RotateSigningKey rotates the assertion signing key (see Service.RotateKey).
+func (s *Service) RotateSigningKey(ctx context.Context) (KeyRotation, error) {
+	if s.RotateKey == nil {
+		return KeyRotation{}, errors.New("admin: no signing keys here")
+	}
+	return s.RotateKey(ctx)
 }
 
 // user looks the user up by email: a bad address or an unknown user is an Error.

@@ -137,3 +137,8 @@ func (c *Client) Sessions(ctx context.Context, email string) ([]Session, error) 
 	var s []Session
 	return s, c.do(ctx, http.MethodGet, userPath(email, "/sessions"), nil, &s)
 }
+
+func (c *Client) RotateSigningKey(ctx context.Context) (KeyRotation, error) {
+	var k KeyRotation
+	return k, c.do(ctx, http.MethodPost, "/v1/keys/rotate", nil, &k)
+}

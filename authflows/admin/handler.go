@@ -75,6 +75,10 @@ func (h *Handler) routes() *http.ServeMux {
 		s, err := h.api.Sessions(r.Context(), r.PathValue("email"))
 		h.answer(w, r, http.StatusOK, s, err)
 	})
+	m.HandleFunc("POST /v1/keys/rotate", func(w http.ResponseWriter, r *http.Request) {
+		k, err := h.api.RotateSigningKey(r.Context())
+		h.answer(w, r, http.StatusOK, k, err)
+	})
 	return m
 }
 

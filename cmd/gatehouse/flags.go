@@ -103,13 +103,13 @@ Usage:
   gatehouse --upstream URL [flags]
   gatehouse users add|list|show|disable|enable|delete|set-password|revoke-sessions ...
   gatehouse sessions list E
-  gatehouse keys rotate [--db F]
+  gatehouse keys rotate
   gatehouse mail show [--mail-dir D] [FILE]
   gatehouse version (or gatehouse --version)
 
-gatehouse users --help and gatehouse sessions --help list their commands; they
-talk to the running server through --admin-socket, or open --db when no
-server runs.
+gatehouse users --help, gatehouse sessions --help and gatehouse keys --help
+list their commands; they talk to the running server through --admin-socket,
+or open --db when no server runs. Every command has --help.
 
 Every flag can also be set from the environment as GATEHOUSE_<FLAG> in upper
 snake case (--smtp-addr => GATEHOUSE_SMTP_ADDR); the command line wins, and

@@ -2,61 +2,51 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/spf13/pflag"
-
+	"github.com/gatehouse-auth/gatehouse/authflows/admin"
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
+	"github.com/gatehouse-auth/gatehouse/storage"
 )
+
+// keysCommands is `gatehouse keys …`: like users and sessions, it goes
+// through the running server's --admin-socket when one answers (the
+// server holds the bbolt file), and opens --db directly otherwise.
+var keysCommands = []cliCommand{
+	{name: "rotate", help: "add an assertion signing key that signs from now; the previous one stays published for 7 days",
+		run: func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+			k, err := api.RotateSigningKey(ctx)
+			if err == nil {
+				fmt.Fprintf(out, "new signing key %s signs from now; the previous key stays published for %s\n", k.KeyID, days(k.RetiredKept))
+			}
+			return err
+		}},
+}
 
 // runKeys dispatches `gatehouse keys rotate`: a new assertion signing key
 // that signs from now on; the previous one stays published for 7 days so its
-// tokens keep verifying. A running server sharing the store picks the new
-// key up within a minute.
-func runKeys(args []string, stdout, stderr io.Writer, getenv environ) int {
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "gatehouse keys: %v\n", err)
-		return 2
-	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, "Usage: gatehouse keys rotate [--db F]")
-		return 0
-	}
-	if args[0] != "rotate" {
-		return fail(unknownCommand("gatehouse keys", args[0], []string{"rotate"}))
-	}
-	fs := pflag.NewFlagSet("gatehouse keys rotate", pflag.ContinueOnError)
-	fs.SetOutput(stdout)
-	var db string
-	dbFlag(fs, &db)
-	if err := parseFlags(fs, args[1:], "gatehouse keys rotate"); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return fail(err)
-	}
-	if err := applyEnv(fs, getenv); err != nil {
-		return fail(err)
-	}
-	if fs.NArg() > 0 {
-		return fail(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	store, err := openStore(db, true, nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "gatehouse keys rotate: %v\n", err)
-		return 1
-	}
-	defer store.Close()
+// tokens keep verifying. A running server reached through its socket signs
+// with it from the next request; another one sharing the store picks it up
+// within a minute.
+func runKeys(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
+	return runCLI("keys", keysCommands, args, stdin, stdout, stderr, getenv)
+}
+
+// rotateKeyIn rotates the signing key in a store no server of this process uses.
+func rotateKeyIn(ctx context.Context, store storage.Store) (admin.KeyRotation, error) {
 	kid, err := assertion.Rotate(ctx, store, time.Now())
 	if err != nil {
-		fmt.Fprintf(stderr, "gatehouse keys rotate: %v\n", err)
-		return 1
+		return admin.KeyRotation{}, err
 	}
-	fmt.Fprintf(stdout, "new signing key %s signs from now; the previous key stays published for %s\n", kid, assertion.RetiredKept)
-	return 0
+	return admin.KeyRotation{KeyID: kid, RetiredKept: assertion.RetiredKept}, nil
+}
+
+// days writes a whole number of days as "7 days", anything else as a duration.
+func days(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
 }

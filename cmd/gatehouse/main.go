@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -28,19 +29,20 @@ func main() {
 
 // commands are the words `gatehouse WORD` understands besides the server's
 // flags; an unknown word is suggested from them.
-var commands = []string{"users", "mail", "version"}
+var commands = []string{"users", "sessions", "keys", "mail", "version", "help"}
 
 // run is main without the process: it returns the exit code (see exitCode).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version", "--version":
-			fmt.Fprintln(stdout, "gatehouse", version)
-			return 0
+			return runVersion(args[1:], stdout, stderr)
+		case "help":
+			args = []string{"--help"}
 		case "users":
 			return runUsers(args[1:], stdin, stdout, stderr, getenv)
 		case "keys":
-			return runKeys(args[1:], stdout, stderr, getenv)
+			return runKeys(args[1:], stdin, stdout, stderr, getenv)
 		case "sessions":
 			return runSessions(args[1:], stdin, stdout, stderr, getenv)
 		case "mail":
@@ -59,16 +61,43 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 	logger := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	created := newStartPaths(cfg) // removed again if the start fails
 	srv, err := newServer(ctx, cfg, logger)
 	if err != nil {
+		created.remove()
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
 		return exitCode(err)
 	}
-	if err := srv.listenAndServe(ctx); err != nil {
+	ls, err := srv.listen()
+	if err != nil {
+		srv.close()
+		created.remove()
+		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
+		return 1
+	}
+	if err := srv.serve(ctx, ls); err != nil {
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// runVersion prints the version; it takes no argument but --help.
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprintln(stdout, "Usage: gatehouse version   print the version (the same as gatehouse --version)")
+			return exitOK
+		}
+		what := fmt.Sprintf("unexpected argument %q", args[0])
+		if strings.HasPrefix(args[0], "-") {
+			what = "unknown flag " + args[0]
+		}
+		fmt.Fprintf(stderr, "gatehouse version: %s; see gatehouse version --help\n", what)
+		return exitUsage
+	}
+	fmt.Fprintln(stdout, "gatehouse", version)
+	return exitOK
 }
 
 // newLogger returns the slog logger of --log-format and --log-level. Both

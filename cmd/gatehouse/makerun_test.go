@@ -215,6 +215,24 @@ func TestMakeRun(t *testing.T) {
 		t.Errorf("the second run created the demo user again:\n%s", run.output())
 	}
 	signInThrough()
+	// The commands the banner prints work as printed, while the server runs
+	// (through its admin socket): a new demo password, and a new user.
+	out = run.output()
+	hint := regexp.MustCompile(`(?m)^  a new one:  (.*gatehouse users set-password.*)$`).FindStringSubmatch(out)
+	add := regexp.MustCompile(`(?m)^    (printf .*gatehouse users add .*)$`).FindStringSubmatch(out)
+	if hint == nil || add == nil || strings.Contains(out, "stop Gatehouse first") {
+		t.Fatalf("the second run's banner lacks a working set-password or add line, or says to stop:\n%s", out)
+	}
+	for _, line := range []string{hint[1], add[1]} {
+		cmd := exec.Command("bash", "-c", line)
+		cmd.Dir = work
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, b)
+		}
+	}
+	password = "a new long passphrase"
+	signInThrough()
+	login(t, newClient(), "http://"+listen, "you@example.com", "a long passphrase")
 	run.stop(t)
 }
 

@@ -149,6 +149,7 @@ func (s *server) build(ctx context.Context) error {
 		Audit:      s.audit,
 		Logger:     s.log,
 		WakeMailer: func() { s.mailer.Wake() },
+		RotateKey:  s.rotateKey, // s.keys is set below, before any request
 	}, s.log)
 	if s.mailer, err = newMailer(cfg, s.store, auth.PrepareMail, s.log); err != nil {
 		return err
@@ -197,6 +198,23 @@ func (s *server) build(ctx context.Context) error {
 	}
 	s.admin = s.adminHandler(reg)
 	return nil
+}
+
+// rotateKey is `gatehouse keys rotate` through the admin socket: the new
+// key signs on this server from the next request, and on every other
+// server sharing the store within assertion.RefreshInterval.
+func (s *server) rotateKey(ctx context.Context) (admin.KeyRotation, error) {
+	if s.keys == nil { // --identity-assertion=false: the keys are kept for when it is on again
+		return rotateKeyIn(ctx, s.store)
+	}
+	kid, err := s.keys.Rotate(ctx)
+	if err != nil {
+		return admin.KeyRotation{}, err
+	}
+	if err := s.keys.Refresh(ctx); err != nil {
+		return admin.KeyRotation{}, fmt.Errorf("signing key %s stored, but loading it failed (retried within %s): %w", kid, assertion.RefreshInterval, err)
+	}
+	return admin.KeyRotation{KeyID: kid, RetiredKept: assertion.RetiredKept}, nil
 }
 
 // jwksPath is where the proxy listener publishes the assertion keys.
@@ -305,15 +323,6 @@ func (ls *listeners) close() {
 			l.Close()
 		}
 	}
-}
-
-func (s *server) listenAndServe(ctx context.Context) error {
-	ls, err := s.listen()
-	if err != nil {
-		s.close()
-		return err
-	}
-	return s.serve(ctx, ls)
 }
 
 // serve runs until ctx ends, then drains in-flight requests for at most

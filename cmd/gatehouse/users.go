@@ -119,9 +119,14 @@ func cliUsage(out io.Writer, group string, cmds []cliCommand) {
 		fmt.Fprintf(tw, "  %s %s\t%s\n", c.name, c.synopsis, c.help)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(out, `
-E is the user's email, as the argument or as --email E. The command goes to
-the running server through --admin-socket when one answers there, and opens
+	fmt.Fprintln(out)
+	for _, c := range cmds {
+		if c.needsEmail {
+			fmt.Fprintln(out, "E is the user's email, as the argument or as --email E.")
+			break
+		}
+	}
+	fmt.Fprintf(out, `The command goes to the running server through --admin-socket when one answers there, and opens
 --db directly otherwise; the result is the same. Every flag also reads
 GATEHOUSE_<FLAG>. gatehouse %s COMMAND --help lists a command's flags.
 `, group)
@@ -166,7 +171,7 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 	}
 	if err := parseFlags(fs, args[1:], "gatehouse "+prefix); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: gatehouse %s %s\n  %s\n\nFlags:\n%s", prefix, cmd.synopsis, cmd.help, fs.FlagUsages())
+			fmt.Fprintf(stdout, "Usage: %s\n  %s\n\nFlags:\n%s", strings.TrimSpace("gatehouse "+prefix+" "+cmd.synopsis), cmd.help, fs.FlagUsages())
 			return exitOK
 		}
 		fmt.Fprintf(stderr, "gatehouse %s: %v\n", group, err)
@@ -284,6 +289,9 @@ func (o *cliOptions) service(stderr io.Writer, mustExist bool) (admin.API, func(
 	if err != nil {
 		return nil, nil, err
 	}
+	// The event lines a server would log (LG2) go to stderr: on the file,
+	// this process is the one that made the change. Output and exit codes
+	// are the same as through the socket.
 	logger := newLogger(stderr, "text", "info")
 	trail, closeTrail, err := openAuditLog(o.auditLog, stderr, time.Now, func(err error) {
 		logger.Error("write audit event", "err", err)
@@ -303,6 +311,9 @@ func (o *cliOptions) service(stderr io.Writer, mustExist bool) (admin.API, func(
 		},
 		Audit:  trail,
 		Logger: logger,
+		RotateKey: func(ctx context.Context) (admin.KeyRotation, error) {
+			return rotateKeyIn(ctx, store)
+		},
 	}
 	return svc, func() { _ = closeTrail(); _ = store.Close() }, nil
 }

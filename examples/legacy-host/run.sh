@@ -90,7 +90,7 @@ for _ in $(seq 100); do
 done
 started app "$app"
 
-step "2. add a user (the server is not running yet: the database allows one process)"
+step "2. add a user (before the first start, users add creates the database; once gatehouse runs, such commands go through its admin socket)"
 printf '%s\n' "$PASSWORD" | "$GATEHOUSE" users add --email "$EMAIL" --password-stdin --db "$WORK/gatehouse.db"
 
 step "3. start gatehouse on $PROXY_ADDR in front of the app"
