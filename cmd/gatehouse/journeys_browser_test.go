@@ -457,6 +457,12 @@ func TestBrowserJourneys(t *testing.T) {
 	if !denied {
 		t.Fatal("carol, off the list, still reaches the app")
 	}
+	if title, err := chromedp.Run(ctx, chromedp.Title()); err != nil || title != "Not allowed · Acme Reports" {
+		t.Errorf("access-denied page: title %q (%v), want %q", title, err, "Not allowed · Acme Reports")
+	}
+	if _, body := where(t, ctx); !strings.Contains(body, "Acme Reports") {
+		t.Errorf("access-denied page does not name the app: %s", body)
+	}
 	audit.check(ctx, "access-denied")
 	step(t, ctx, "sign out from the access-denied page", chromedp.Click(`form[action="/auth/logout"] button`), chromedp.WaitVisible(`#email`))
 	if _, body := where(t, ctx); !strings.Contains(body, "You are signed out.") {
