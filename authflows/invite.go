@@ -53,20 +53,26 @@ func (h *Handler) prepareInvite(ctx context.Context, job storage.Mail) (storage.
 // invitePage renders the form behind the mailed link without consuming the
 // token; a used, expired or unknown token gets the 410 "link expired" page
 // of an invitation. The form carries the account's email for password
-// managers.
+// managers, and rd (from ?rd=, else the gatehouse_rd cookie of a forgot
+// form in this browser) for after the invitation.
 func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Referrer-Policy", "no-referrer") // the token is in the URL
 	web.NoStore(hdr)
 	inviteToken := r.URL.Query().Get("token")
-	f := resetForm{Token: inviteToken, MinLength: h.cfg.PasswordMinLength, Redirect: "/"}
+	rd := r.URL.Query().Get("rd")
+	if rd == "" {
+		rd = placeCookieValue(r, redirectCookie)
+	}
+	rd = h.redirectTarget(rd)
+	f := resetForm{Token: inviteToken, MinLength: h.cfg.PasswordMinLength, Redirect: rd}
 	if inviteToken == "" {
-		h.renderLinkExpired(w, r, "invite", "/")
+		h.renderLinkExpired(w, r, "invite", rd)
 		return
 	}
 	u, err := h.store.InviteTokenUser(r.Context(), storage.HashSecret(inviteToken), h.now())
 	if errors.Is(err, storage.ErrNotFound) || err == nil && u.Disabled {
-		h.renderLinkExpired(w, r, "invite", "/")
+		h.renderLinkExpired(w, r, "invite", rd)
 		return
 	}
 	if err != nil {
@@ -87,13 +93,13 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		h.inviteFailed(w, r, errRateLimited, "throttled", resetForm{})
 		return
 	}
-	in, err := readInput(r, "token", "password", "confirm")
+	in, err := readInput(r, "token", "password", "confirm", "rd")
 	if err != nil {
 		h.inviteFailed(w, r, problemFor(err), "invalid_request", resetForm{})
 		return
 	}
 	inviteToken, password := in["token"], in["password"]
-	form := resetForm{Token: inviteToken, MinLength: h.cfg.PasswordMinLength}
+	form := resetForm{Token: inviteToken, MinLength: h.cfg.PasswordMinLength, Redirect: h.redirectTarget(in["rd"])}
 	tokenHash := storage.HashSecret(inviteToken)
 	u, err := h.store.InviteTokenUser(ctx, tokenHash, h.now())
 	if errors.Is(err, storage.ErrNotFound) || inviteToken == "" || err == nil && u.Disabled {
@@ -148,7 +154,7 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 	}
 	h.recordAudit(r, audit.Login, u.ID, u.Email, "")
 	if web.WantsHTML(r) {
-		seeOther(w, r, "/")
+		seeOther(w, r, form.Redirect)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -170,7 +176,7 @@ func (h *Handler) inviteFailed(w http.ResponseWriter, r *http.Request, p web.Pro
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	switch {
 	case p.Code == errInvalidInvite.Code:
-		h.renderLinkExpired(w, r, "invite", "/")
+		h.renderLinkExpired(w, r, "invite", form.Redirect)
 		return
 	case p.Detail != "":
 		form.Error = p.Detail

@@ -98,7 +98,7 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 	if signedIn && p.policy != nil && !p.policy.Passes(session.Email, false, session.Groups) {
 		if !public {
 			p.metrics.refused.Inc()
-			web.WriteAccessDenied(w, r)
+			p.denier.AccessDenied(w, r)
 			return
 		}
 		signedIn = false

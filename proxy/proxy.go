@@ -270,7 +270,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 	if signedIn && p.policy != nil && !p.policy.Passes(session.Email, false, session.Groups) {
 		if !public {
 			p.metrics.refused.Inc()
-			web.WriteAccessDenied(w, r)
+			p.denier.AccessDenied(w, r)
 			return served{outcome: outcomeRefused, path: r.URL.Path, userID: session.UserID}
 		}
 		signedIn = false

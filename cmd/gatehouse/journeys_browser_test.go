@@ -26,17 +26,17 @@ import (
 // The journeys suite walks every sign-in journey in headless Chromium and
 // runs axe-core on every Gatehouse page it passes, in light and dark mode,
 // at 390 and 1280 px wide; any violation fails the test. With
-// GATEHOUSE_SCREENSHOTS=dir it also writes a PNG of each page in each of
+// GATEHOUSETEST_SCREENSHOTS=dir it also writes a PNG of each page in each of
 // those four looks to dir, for a reviewer.
 //
 // axe-core comes from npm: .ci/run installs it with
-// `npm install --prefix .ci/node axe-core`; GATEHOUSE_AXE_JS may name
+// `npm install --prefix .ci/node axe-core`; GATEHOUSETEST_AXE_JS may name
 // axe.min.js elsewhere. Without it (or without Chromium) the test skips,
 // loudly.
 
 // axeSource returns axe.min.js or skips the test loudly.
 func axeSource(t *testing.T) string {
-	candidates := []string{os.Getenv("GATEHOUSE_AXE_JS"), filepath.Join("..", "..", ".ci", "node", "node_modules", "axe-core", "axe.min.js")}
+	candidates := []string{os.Getenv("GATEHOUSETEST_AXE_JS"), filepath.Join("..", "..", ".ci", "node", "node_modules", "axe-core", "axe.min.js")}
 	for _, p := range candidates {
 		if p == "" {
 			continue
@@ -45,7 +45,7 @@ func axeSource(t *testing.T) string {
 			return string(b)
 		}
 	}
-	webtest.Missing(t, "axe-core not found (npm install --prefix .ci/node axe-core, or set GATEHOUSE_AXE_JS; .ci/run does this); browser journeys unchecked")
+	webtest.Missing(t, "axe-core not found (npm install --prefix .ci/node axe-core, or set GATEHOUSETEST_AXE_JS; .ci/run does this); browser journeys unchecked")
 	return ""
 }
 
@@ -66,7 +66,7 @@ type pageAudit struct {
 }
 
 func newPageAudit(t *testing.T) *pageAudit {
-	a := &pageAudit{t: t, axe: axeSource(t), shots: os.Getenv("GATEHOUSE_SCREENSHOTS"), seen: map[string]bool{}}
+	a := &pageAudit{t: t, axe: axeSource(t), shots: os.Getenv("GATEHOUSETEST_SCREENSHOTS"), seen: map[string]bool{}}
 	if a.shots != "" {
 		if err := os.MkdirAll(a.shots, 0o755); err != nil {
 			t.Fatal(err)
@@ -456,6 +456,12 @@ func TestBrowserJourneys(t *testing.T) {
 	}
 	if !denied {
 		t.Fatal("carol, off the list, still reaches the app")
+	}
+	if title, err := chromedp.Run(ctx, chromedp.Title()); err != nil || title != "Not allowed · Acme Reports" {
+		t.Errorf("access-denied page: title %q (%v), want %q", title, err, "Not allowed · Acme Reports")
+	}
+	if _, body := where(t, ctx); !strings.Contains(body, "Acme Reports") {
+		t.Errorf("access-denied page does not name the app: %s", body)
 	}
 	audit.check(ctx, "access-denied")
 	step(t, ctx, "sign out from the access-denied page", chromedp.Click(`form[action="/auth/logout"] button`), chromedp.WaitVisible(`#email`))

@@ -599,6 +599,9 @@ func TestRefusedSessionEndToEnd(t *testing.T) {
 	if status != http.StatusForbidden || !strings.Contains(body, `action="/auth/logout"`) || h.Get("Cache-Control") == "" {
 		t.Errorf("browser on a protected path: %d %q %s", status, h.Get("Cache-Control"), body)
 	}
+	if app := strings.TrimPrefix(r.g.URL, "http://"); !strings.Contains(body, "<title>Not allowed · "+app+"</title>") || !strings.Contains(body, `<p class="app">`+app+`</p>`) {
+		t.Errorf("the access-denied page does not name the app (--app-name defaults to %s): %s", app, body)
+	}
 	status, _, body = do(t, c, "GET", r.g.URL+"/pub/x", "", "", "X-Forwarded-Groups", "oidc:admins", "X-Forwarded-Email", "boss@corp.com")
 	if status != http.StatusOK {
 		t.Fatalf("public path: %d", status)

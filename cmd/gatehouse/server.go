@@ -79,7 +79,7 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	registerCacheMetrics(reg, s.store)
-	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL}
+	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL, AppName: cfg.AppName}
 	pol, err := policy.New(cfg.Policy, s.log)
 	if err != nil {
 		return fmt.Errorf("access policy: %w", err)

@@ -20,6 +20,7 @@ const (
 type Denier struct {
 	Mode    Mode
 	BaseURL *url.URL // the only source of the absolute redirect address
+	AppName string   // --app-name, on the access-denied page
 }
 
 // Unauthenticated is the problem answered with 401.

@@ -17,8 +17,15 @@ var (
 
 // WriteAccessDenied answers a signed-in request that the policy refuses:
 // 403 access_denied, as a problem object, or for a browser a page with a
-// sign-out button, so that the user can sign in as someone else.
+// sign-out button, so that the user can sign in as someone else. The page
+// names no application; Denier.AccessDenied does.
 func WriteAccessDenied(w http.ResponseWriter, r *http.Request) {
+	Denier{}.AccessDenied(w, r)
+}
+
+// AccessDenied is WriteAccessDenied with the page carrying d.AppName in
+// its title and above its heading, as the sign-in pages do.
+func (d Denier) AccessDenied(w http.ResponseWriter, r *http.Request) {
 	if !WantsHTML(r) {
 		WriteProblem(w, r, AccessDenied)
 		return
@@ -29,14 +36,17 @@ func WriteAccessDenied(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", PageCSP)
 	w.WriteHeader(AccessDenied.Status)
-	_ = accessDeniedPage.Execute(w, AccessDenied)
+	_ = accessDeniedPage.Execute(w, ErrorPageData{Problem: AccessDenied, Help: HelpFor(r, AccessDenied), AppName: d.AppName})
 }
 
+// accessDeniedPage is laid out as authflows' pages/layout.html: a short
+// title, the app's name, what happened and what to do, the code last.
 var accessDeniedPage = template.Must(template.New("access_denied").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title><link rel="stylesheet" href="/auth/assets/style.css"></head>
-<body><main class="card"><h1>{{.Title}}</h1>
-<p>You are signed in, but this account may not use this application. Sign out to use another account.</p>
+<meta name="color-scheme" content="light dark">
+<title>{{.Help.Heading}}{{with .AppName}} · {{.}}{{end}}</title><link rel="stylesheet" href="/auth/assets/style.css"></head>
+<body><main class="card">{{with .AppName}}<p class="app">{{.}}</p>{{end}}<h1>{{.Help.Heading}}</h1>
+<p>You are signed in, but this account may not use {{with .AppName}}{{.}}{{else}}this application{{end}}. Sign out to use another account, or ask the people who run it for access.</p>
 <form method="post" action="/auth/logout"><button type="submit">Sign out</button></form>
-<p class="muted">Error {{.Status}} · {{.Code}}</p></main></body></html>
+<p class="muted code">Error {{.Problem.Status}} · {{.Problem.Code}}</p></main></body></html>
 `))
