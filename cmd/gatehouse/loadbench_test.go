@@ -200,7 +200,7 @@ func TestLoadReport(t *testing.T) {
 	fmt.Println(direct)
 
 	sizes := []int{1_000, 100_000, 1_000_000}
-	if os.Getenv("GATEHOUSE_LOAD_QUICK") != "" {
+	if os.Getenv("GATEHOUSETEST_LOAD_QUICK") != "" {
 		sizes = []int{1_000, 100_000}
 	}
 	// Every store size runs at once, and the rounds rotate over the bare
@@ -269,7 +269,7 @@ func TestLoadReport(t *testing.T) {
 
 // revokeReport times DeleteUserSessions of one user with 1,000 sessions among 1,000,000.
 func revokeReport(t *testing.T) {
-	if os.Getenv("GATEHOUSE_LOAD_QUICK") != "" {
+	if os.Getenv("GATEHOUSETEST_LOAD_QUICK") != "" {
 		return
 	}
 	db := filepath.Join(t.TempDir(), "revoke.db")

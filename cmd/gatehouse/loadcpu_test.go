@@ -8,7 +8,7 @@ package main
 // 32 keep-alive clients) drives it. Rounds rotate over the targets, so the
 // drift of a shared machine hits all alike; the report gives the median and
 // the spread over the rounds, and per round the ratio to the bare proxy.
-// With GATEHOUSE_LOAD_PROFILE=dir, every child writes a CPU profile of the
+// With GATEHOUSETEST_LOAD_PROFILE=dir, every child writes a CPU profile of the
 // measured rounds and an allocation profile to dir. It never fails on a
 // timing.
 
@@ -83,7 +83,7 @@ const loadSlices = 4
 func TestLoadCPU(t *testing.T) { cpuReport(t) }
 
 func cpuReport(t *testing.T) {
-	profileDir := os.Getenv("GATEHOUSE_LOAD_PROFILE")
+	profileDir := os.Getenv("GATEHOUSETEST_LOAD_PROFILE")
 	targets := []*cpuTarget{
 		{kind: "bare", name: "bare ReverseProxy, pooled buffers"},
 		{kind: "bare-timeouts", name: "bare + header timeouts (server, transport)"},
@@ -96,27 +96,27 @@ func cpuReport(t *testing.T) {
 		{kind: "gatehouse-noassert", name: "gatehouse, --identity-assertion=false"},
 		{kind: "gatehouse-noaccesslog", name: "gatehouse, --access-log=false"},
 	}
-	// GATEHOUSE_LOAD_BEFORE names the loadbench test binary of an older
+	// GATEHOUSETEST_LOAD_BEFORE names the loadbench test binary of an older
 	// commit (go test -tags loadbench -c): its Gatehouse joins the rounds,
 	// for before/after figures measured together.
-	if bin := os.Getenv("GATEHOUSE_LOAD_BEFORE"); bin != "" {
+	if bin := os.Getenv("GATEHOUSETEST_LOAD_BEFORE"); bin != "" {
 		targets = append(targets, &cpuTarget{kind: "gatehouse", bin: bin, name: "gatehouse before (" + filepath.Base(bin) + ")"})
 	}
-	if k := os.Getenv("GATEHOUSE_LOAD_TARGETS"); k != "" {
+	if k := os.Getenv("GATEHOUSETEST_LOAD_TARGETS"); k != "" {
 		keep := strings.Split(k, ",")
 		targets = slices.DeleteFunc(targets, func(c *cpuTarget) bool { return !slices.Contains(keep, c.kind) })
 	}
 	dir := t.TempDir()
 	for i, c := range targets {
 		c.up = newCountingUpstream(t)
-		env := []string{"GATEHOUSE_LOAD_CHILD=" + c.kind, "GATEHOUSE_LOAD_UPSTREAM=" + c.up.URL}
+		env := []string{"GATEHOUSETEST_LOAD_CHILD=" + c.kind, "GATEHOUSETEST_LOAD_UPSTREAM=" + c.up.URL}
 		if strings.HasPrefix(c.kind, "gatehouse") {
 			db := filepath.Join(dir, strconv.Itoa(i), "cpu.db") // a directory each: the admin socket sits beside the db
 			if err := os.Mkdir(filepath.Dir(db), 0o700); err != nil {
 				t.Fatal(err)
 			}
 			c.cookies = populate(t, db, 1_000)
-			env = append(env, "GATEHOUSE_LOAD_DB="+db)
+			env = append(env, "GATEHOUSETEST_LOAD_DB="+db)
 		}
 		c.child = startLoadChild(t, cmp.Or(c.bin, os.Args[0]), env)
 	}
@@ -385,14 +385,14 @@ func (c *loadChild) stop() {
 }
 
 // TestLoadChild is the child process of cpuReport: it starts the proxy
-// GATEHOUSE_LOAD_CHILD names, prints its URL, answers commands read from
+// GATEHOUSETEST_LOAD_CHILD names, prints its URL, answers commands read from
 // stdin and returns when stdin closes.
 func TestLoadChild(t *testing.T) {
-	kind := os.Getenv("GATEHOUSE_LOAD_CHILD")
+	kind := os.Getenv("GATEHOUSETEST_LOAD_CHILD")
 	if kind == "" {
 		t.Skip("only run by TestLoadCPU")
 	}
-	upstream := os.Getenv("GATEHOUSE_LOAD_UPSTREAM")
+	upstream := os.Getenv("GATEHOUSETEST_LOAD_UPSTREAM")
 	var target string
 	switch kind {
 	case "bare":
@@ -428,7 +428,7 @@ func TestLoadChild(t *testing.T) {
 		case "gatehouse-noaccesslog":
 			args = append(args, "--access-log=false")
 		}
-		g := startGatehouseWith(t, os.Getenv("GATEHOUSE_LOAD_DB"), func(c *Config) { c.LogOutput = devNull }, args...)
+		g := startGatehouseWith(t, os.Getenv("GATEHOUSETEST_LOAD_DB"), func(c *Config) { c.LogOutput = devNull }, args...)
 		defer g.Stop()
 		target = g.URL
 	default:

@@ -77,8 +77,8 @@ func hashesOf(sessions []storage.Session) []storage.Hash {
 
 // largeBench reports whether the one-million-session cases run: not with -short.
 func largeBench(b *testing.B, n int) {
-	if n >= 1_000_000 && testing.Short() && os.Getenv("GATEHOUSE_BENCH_LARGE") != "1" {
-		b.Skip("1M sessions: skipped with -short unless GATEHOUSE_BENCH_LARGE=1")
+	if n >= 1_000_000 && testing.Short() && os.Getenv("GATEHOUSETEST_BENCH_LARGE") != "1" {
+		b.Skip("1M sessions: skipped with -short unless GATEHOUSETEST_BENCH_LARGE=1")
 	}
 }
 
