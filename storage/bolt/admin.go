@@ -31,10 +31,10 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 		if _, err := deleteUserSessions(tx, u.ID); err != nil {
 			return err
 		}
-		if err := voidUserTokens(tx, u.ID); err != nil {
+		if err := voidTokens(tx, resetKind, u.ID); err != nil {
 			return err
 		}
-		if err := voidTokens(tx, inviteBuckets, u.ID); err != nil {
+		if err := voidTokens(tx, inviteKind, u.ID); err != nil {
 			return err
 		}
 		return deleteUserMail(tx, u)

@@ -20,13 +20,7 @@ func (s *Store) QueueResetMail(ctx context.Context, userID string, now time.Time
 		if err != nil {
 			return err
 		}
-		if err := voidUserTokens(tx, u.ID); err != nil {
-			return err
-		}
-		_, err = enqueueMail(tx, storage.Mail{
-			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
-		})
-		return err
+		return queueTokenMail(tx, resetKind, u, now)
 	})
 }
 
@@ -59,13 +53,7 @@ func (s *Store) QueueResetRequest(ctx context.Context, email string, now time.Ti
 			u = storage.User{}
 			return writeMarker()
 		}
-		if err := voidUserTokens(tx, u.ID); err != nil {
-			return err
-		}
-		_, err = enqueueMail(tx, storage.Mail{
-			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
-		})
-		return err
+		return queueTokenMail(tx, resetKind, u, now)
 	})
 	if err != nil {
 		return storage.User{}, err
@@ -84,19 +72,7 @@ var unknownResetRequestKey = []byte("last_unknown")
 // of t.UserID. An unknown user is storage.ErrNotFound and nothing is written.
 func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken) error {
 	return s.update(ctx, func(tx *bbolt.Tx) error {
-		if _, err := getUser(tx, t.UserID); err != nil {
-			return err
-		}
-		if err := voidUserTokens(tx, t.UserID); err != nil {
-			return err
-		}
-		if err := deleteResetToken(tx, t.Hash); err != nil { // keeps the index exact
-			return err
-		}
-		if err := tx.Bucket(bucketResetTokens).Put(t.Hash[:], encodeResetToken(t)); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketUserTokens).Put(userHashKey(t.UserID, t.Hash), nil)
+		return issueToken(tx, resetKind, t)
 	})
 }
 
@@ -105,11 +81,8 @@ func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken) error
 func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now time.Time) (storage.User, error) {
 	var u storage.User
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		t, err := validResetToken(tx, tokenHash, now)
-		if err != nil {
-			return err
-		}
-		u, err = getUser(tx, t.UserID)
+		var err error
+		u, err = tokenUser(tx, resetKind, tokenHash, now)
 		return err
 	})
 	return u, err
@@ -129,18 +102,15 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 		sessions int
 	)
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
-		t, err := validResetToken(tx, tokenHash, now)
-		if err != nil {
-			return err
-		}
-		if u, err = getUser(tx, t.UserID); err != nil {
+		var err error
+		if u, err = tokenUser(tx, resetKind, tokenHash, now); err != nil {
 			return err
 		}
 		u.PasswordHash = passwordHash
 		if u, err = putUserBumped(tx, u); err != nil {
 			return err
 		}
-		if err := voidUserTokens(tx, u.ID); err != nil { // the used token included
+		if err := voidTokens(tx, resetKind, u.ID); err != nil { // the used token included
 			return err
 		}
 		if sessions, err = deleteUserSessions(tx, u.ID); err != nil {
@@ -160,66 +130,5 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 // DeleteExpiredResetTokens deletes tokens whose ExpiresAt is not after now
 // and reports how many. It deletes in chunks; see sweepChunk.
 func (s *Store) DeleteExpiredResetTokens(ctx context.Context, now time.Time) (int, error) {
-	expired := func(k, v []byte) bool {
-		var h storage.Hash
-		copy(h[:], k)
-		t, err := decodeResetToken(h, v)
-		return err == nil && !now.Before(t.ExpiresAt)
-	}
-	return s.sweepScan(ctx, bucketResetTokens, expired, func(tx *bbolt.Tx, k []byte) error {
-		var h storage.Hash
-		copy(h[:], k)
-		return deleteResetToken(tx, h)
-	})
-}
-
-// validResetToken returns the token stored under h if it has not expired at now.
-func validResetToken(tx *bbolt.Tx, h storage.Hash, now time.Time) (storage.ResetToken, error) {
-	v := tx.Bucket(bucketResetTokens).Get(h[:])
-	if v == nil {
-		return storage.ResetToken{}, notFound("reset token")
-	}
-	t, err := decodeResetToken(h, v)
-	if err != nil {
-		return storage.ResetToken{}, err
-	}
-	if !now.Before(t.ExpiresAt) {
-		return storage.ResetToken{}, notFound("reset token")
-	}
-	return t, nil
-}
-
-// voidUserTokens deletes every reset token of the user and its index entry.
-func voidUserTokens(tx *bbolt.Tx, userID string) error {
-	index := tx.Bucket(bucketUserTokens)
-	tokens := tx.Bucket(bucketResetTokens)
-	for _, h := range hashKeysWithPrefix(index, userPrefix(userID)) {
-		if err := tokens.Delete(h[:]); err != nil {
-			return err
-		}
-		if err := index.Delete(userHashKey(userID, h)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deleteResetToken deletes the token under h and its index entry.
-func deleteResetToken(tx *bbolt.Tx, h storage.Hash) error {
-	tokens := tx.Bucket(bucketResetTokens)
-	v := tokens.Get(h[:])
-	if v == nil {
-		return nil
-	}
-	t, err := decodeResetToken(h, v)
-	if err != nil {
-		return err
-	}
-	if err := tokens.Delete(h[:]); err != nil {
-		return err
-	}
-	if !validUserID(t.UserID) {
-		return nil
-	}
-	return tx.Bucket(bucketUserTokens).Delete(userHashKey(t.UserID, h))
+	return s.sweepTokens(ctx, resetKind, now)
 }
