@@ -147,15 +147,8 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.limits.loginFailures.refund(u.Email)
-	password := in["password"]
-	if c, ok := in["confirm"]; ok && c != password {
-		h.passwordChangeFailed(w, r, s, errPasswordMismatch)
-		return
-	}
-	password = normalizePassword(password)
-	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
-		p := errWeakPassword
-		p.Detail = err.Error()
+	password, p, ok := h.newPassword(in, u.Email)
+	if !ok {
 		h.passwordChangeFailed(w, r, s, p)
 		return
 	}

@@ -98,7 +98,7 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		h.inviteFailed(w, r, problemFor(err), "invalid_request", resetForm{})
 		return
 	}
-	inviteToken, password := in["token"], in["password"]
+	inviteToken := in["token"]
 	form := resetForm{Token: inviteToken, MinLength: h.cfg.PasswordMinLength, Redirect: h.redirectTarget(in["rd"])}
 	tokenHash := storage.HashSecret(inviteToken)
 	u, err := h.store.InviteTokenUser(ctx, tokenHash, h.now())
@@ -111,15 +111,9 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	form.Email = u.Email
-	if c, ok := in["confirm"]; ok && c != password {
-		h.inviteFailed(w, r, errPasswordMismatch, "password_mismatch", form)
-		return
-	}
-	password = normalizePassword(password)
-	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
-		p := errWeakPassword
-		p.Detail = err.Error()
-		h.inviteFailed(w, r, p, "weak_password", form)
+	password, p, ok := h.newPassword(in, u.Email)
+	if !ok {
+		h.inviteFailed(w, r, p, p.Code, form)
 		return
 	}
 	phc, err := h.hasher.Hash(ctx, password)
@@ -169,19 +163,5 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 // JSON POST keeps 400 invalid_token).
 func (h *Handler) inviteFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
 	h.event(r, "invite_failed", slog.String("reason", reason))
-	if !web.WantsHTML(r) || (form.Token == "" && p.Code != errInvalidInvite.Code) {
-		web.WriteProblem(w, r, p)
-		return
-	}
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	switch {
-	case p.Code == errInvalidInvite.Code:
-		h.renderLinkExpired(w, r, "invite", form.Redirect)
-		return
-	case p.Detail != "":
-		form.Error = p.Detail
-	default:
-		form.Error = p.Title + "."
-	}
-	h.render(w, r, p.Status, "invite", form)
+	h.tokenFormFailed(w, r, "invite", p, form)
 }

@@ -354,7 +354,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		h.resetFailed(w, r, problemFor(err), "invalid_request", resetForm{})
 		return
 	}
-	resetToken, password := in["token"], in["password"]
+	resetToken := in["token"]
 	form := resetForm{Token: resetToken, MinLength: h.cfg.PasswordMinLength, Redirect: h.redirectTarget(in["rd"])}
 	tokenHash := storage.HashSecret(resetToken)
 
@@ -368,17 +368,10 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if c, ok := in["confirm"]; ok && c != password {
+	password, p, ok := h.newPassword(in, u.Email)
+	if !ok {
 		form.Email = u.Email
-		h.resetFailed(w, r, errPasswordMismatch, "password_mismatch", form)
-		return
-	}
-	password = normalizePassword(password)
-	if err := checkPassword(password, u.Email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
-		p := errWeakPassword
-		p.Detail = err.Error()
-		form.Email = u.Email
-		h.resetFailed(w, r, p, "weak_password", form)
+		h.resetFailed(w, r, p, p.Code, form)
 		return
 	}
 
@@ -451,19 +444,5 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) resetFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
 	h.event(r, "reset_failed", slog.String("reason", reason))
 	h.metrics.resets.WithLabelValues(reason).Inc()
-	if !web.WantsHTML(r) || (form.Token == "" && p.Code != errInvalidToken.Code) {
-		web.WriteProblem(w, r, p)
-		return
-	}
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	switch {
-	case p.Code == errInvalidToken.Code:
-		h.renderLinkExpired(w, r, "reset", form.Redirect)
-		return
-	case p.Detail != "":
-		form.Error = p.Detail
-	default:
-		form.Error = p.Title + "."
-	}
-	h.render(w, r, p.Status, "reset", form)
+	h.tokenFormFailed(w, r, "reset", p, form)
 }
