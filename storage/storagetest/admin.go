@@ -200,6 +200,23 @@ func testInvites(t *testing.T, o Opener) {
 		}
 	})
 
+	// A hash issued again, to another user, is that user's token alone:
+	// voiding the first user's invitations leaves it standing.
+	t.Run("ReissuedHashBelongsToNewUser", func(t *testing.T) {
+		s := o.newStore(t)
+		first, second := createInvitedUser(t, s, 1), createInvitedUser(t, s, 2)
+		tok := inviteRecord("same", first.ID, time.Hour)
+		wantErr(t, "IssueInviteToken to the first user", s.IssueInviteToken(t.Context(), tok), nil)
+		tok.UserID = second.ID
+		wantErr(t, "IssueInviteToken to the second user", s.IssueInviteToken(t.Context(), tok), nil)
+		wantErr(t, "QueueInviteMail of the first user", s.QueueInviteMail(t.Context(), first.ID, epoch), nil)
+		got, err := s.InviteTokenUser(t.Context(), tok.Hash, epoch)
+		wantErr(t, "InviteTokenUser", err, nil)
+		if got.ID != second.ID {
+			t.Fatalf("InviteTokenUser = %s, want %s", got.ID, second.ID)
+		}
+	})
+
 	t.Run("KindsDoNotMix", func(t *testing.T) {
 		s := o.newStore(t)
 		u := createInvitedUser(t, s, 1)
