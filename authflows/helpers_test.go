@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
@@ -339,24 +340,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// logBuffer collects log output; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String is everything written so far.
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// logBuffer is the shared log sink, with the readers the flows' tests use.
+type logBuffer struct{ webtest.LogBuffer }
 
 // Lines is everything written so far, one entry per line, without the
 // final empty one.
@@ -378,13 +363,6 @@ func (b *logBuffer) Events(name string) []string {
 		}
 	}
 	return out
-}
-
-// Reset drops what was written so far.
-func (b *logBuffer) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Reset()
 }
 
 // errFaultyStore is what faultyStore's failing methods return.

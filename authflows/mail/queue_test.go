@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/authflows/mail/mailtest"
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
@@ -58,23 +59,8 @@ type senderFunc func(ctx context.Context, m storage.Mail) error
 
 func (f senderFunc) Send(ctx context.Context, m storage.Mail) error { return f(ctx, m) }
 
-// lockedBuffer is a log sink safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is the shared concurrency-safe log sink.
+type lockedBuffer = webtest.LogBuffer
 
 // run starts q and returns a function that stops it and waits for Run to return.
 func run(t *testing.T, q *mail.Queue) (stop func()) {

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 )
 
 // chromiumPath finds headless Chromium, or skips the test loudly: .ci/run

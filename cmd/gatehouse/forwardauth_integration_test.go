@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 )
 
 // Integration tests of forward-auth against the real nginx and Caddy, each

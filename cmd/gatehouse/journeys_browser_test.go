@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows/admin"
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 )
 
 // The journeys suite walks every sign-in journey in headless Chromium and

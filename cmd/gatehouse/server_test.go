@@ -17,25 +17,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 )
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is the shared concurrency-safe log sink.
+type syncBuffer = webtest.LogBuffer
 
 // gatehouse is a whole server running in the test process on loopback ports.
 type gatehouse struct {

@@ -146,7 +146,7 @@ func startPebble(t *testing.T, offer string, httpPort, tlsPort int) *testPebble 
 	t.Setenv("PEBBLE_VA_NOSLEEP", "1")      // no random 0-5 s wait before validating
 	t.Setenv("PEBBLE_WFE_NONCEREJECT", "0") // no deliberate badNonce errors
 	t.Setenv("PEBBLE_AUTHZREUSE", "0")      // every order validates afresh
-	logs := &logBuffer{}
+	logs := &syncBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("pebble log:\n%s", logs)

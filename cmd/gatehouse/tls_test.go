@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -484,32 +483,12 @@ func mustURL(t *testing.T, raw string) *url.URL {
 }
 
 // testLogger logs into a buffer that is printed when the test fails.
-func testLogger(t *testing.T) (*slog.Logger, *logBuffer) {
-	logs := &logBuffer{}
+func testLogger(t *testing.T) (*slog.Logger, *syncBuffer) {
+	logs := &syncBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("gatehouse log:\n%s", logs)
 		}
 	})
 	return slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), logs
-}
-
-// logBuffer is a bytes.Buffer safe for the goroutines of certmagic and Pebble.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns everything written so far.
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,15 +1,15 @@
 package policy
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 )
 
 func mustNew(t *testing.T, r Rules) *Policy {
@@ -222,23 +222,8 @@ func TestEmailsFileBadLine(t *testing.T) {
 	}
 }
 
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// logBuffer is the shared concurrency-safe log sink.
+type logBuffer = webtest.LogBuffer
 
 // touchLater moves the file's modification time forward, so that a rewrite
 // within the file system's time granularity still looks changed.

@@ -1,14 +1,16 @@
 // Package webtest is test support shared by the tests of several packages,
 // so that it is written once: today, how a test that needs an outside
 // program (Chromium, nginx, Caddy, PostgreSQL, PyJWT, axe-core) says that it
-// is missing.
+// is missing, and a log sink safe for concurrent writes.
 //
 // Dependencies: the standard library only; imported by _test.go files.
 package webtest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 )
 
@@ -28,4 +30,31 @@ func Missing(t testing.TB, format string, args ...any) {
 	}
 	fmt.Fprintln(os.Stderr, "!!! "+t.Name()+": "+msg)
 	t.Skip(msg)
+}
+
+// LogBuffer is a log sink for tests, safe for concurrent writes: the
+// server's goroutines write while the test reads.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String is everything written so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Reset forgets what was written.
+func (b *LogBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }
