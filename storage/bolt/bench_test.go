@@ -83,9 +83,18 @@ func largeBench(b *testing.B, n int) {
 }
 
 // BenchmarkSessionLookup is the per-request cost: Session of a stored hash.
+// Up to maxCachedSessions sessions in use, every lookup but the first comes
+// from the session cache; past it, most read the file. The "uncached" case
+// invalidates the cache before every lookup (as a write would): the read
+// transaction alone.
 func BenchmarkSessionLookup(b *testing.B) {
-	for _, n := range []int{1_000, 100_000, 1_000_000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
+	for _, n := range []int{1_000, -1_000, 100_000, 1_000_000} {
+		name := fmt.Sprint(n)
+		uncached := n < 0
+		if uncached {
+			n, name = -n, fmt.Sprint(-n)+"-uncached"
+		}
+		b.Run(name, func(b *testing.B) {
 			largeBench(b, n)
 			sessions := benchSessions(n, 1)
 			hashes := hashesOf(sessions)
@@ -95,6 +104,9 @@ func BenchmarkSessionLookup(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i = (i + 7919) % n // a prime stride: no locality between lookups
+				if uncached {
+					s.sessions.invalidate()
+				}
 				if _, err := s.Session(ctx, hashes[i]); err != nil {
 					b.Fatal(err)
 				}

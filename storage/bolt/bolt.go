@@ -12,7 +12,9 @@
 // sweepChunk records per transaction so that a large sweep never holds the
 // writer lock for long; each chunk is atomic and keeps every index consistent.
 // QueueResetRequest runs through bbolt's Batch, so concurrent calls may share
-// one transaction; each call's work is still all or nothing.
+// one transaction; each call's work is still all or nothing. Session, the
+// per-request read, is answered from memory while no write has happened
+// since the record was read (sessioncache.go): exact, as SS3 requires.
 package bolt
 
 import (
@@ -85,8 +87,9 @@ type Options struct {
 
 // Store is a storage.Store on one bbolt file. It is safe for concurrent use.
 type Store struct {
-	db      *bbolt.DB
-	onWrite func(error) // Options.OnWrite, or nil
+	db       *bbolt.DB
+	onWrite  func(error) // Options.OnWrite, or nil
+	sessions sessionCache
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -176,6 +179,7 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	}
 	var fnErr error
 	err := s.db.Update(func(tx *bbolt.Tx) error { fnErr = fn(tx); return fnErr })
+	s.sessions.invalidate() // before the caller hears of the write (sessioncache.go)
 	s.reportWrite(err, fnErr)
 	if errors.Is(err, errNoWrite) {
 		return nil
@@ -205,6 +209,7 @@ func (s *Store) batch(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	}
 	var fnErr error
 	err := s.db.Batch(func(tx *bbolt.Tx) error { fnErr = fn(tx); return fnErr })
+	s.sessions.invalidate()
 	s.reportWrite(err, fnErr)
 	return err
 }

@@ -33,9 +33,17 @@ func (s *Store) CreateSession(ctx context.Context, sess storage.Session) error {
 }
 
 // Session returns the record stored under idHash, storage.ErrNotFound if
-// there is none. It is on every proxied request's path: one read
+// there is none. It is on every proxied request's path: a record read since
+// the last write comes from memory (sessioncache.go), otherwise one read
 // transaction, one Get, one allocation for the decoded strings.
 func (s *Store) Session(ctx context.Context, idHash storage.Hash) (storage.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Session{}, err
+	}
+	if sess, ok := s.sessions.get(idHash); ok {
+		return sess, nil
+	}
+	gen := s.sessions.generation() // before the read: see sessionCache
 	var sess storage.Session
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bucketSessions).Get(idHash[:])
@@ -46,6 +54,9 @@ func (s *Store) Session(ctx context.Context, idHash storage.Hash) (storage.Sessi
 		sess, err = decodeSession(idHash, v)
 		return err
 	})
+	if err == nil {
+		s.sessions.put(sess, gen)
+	}
 	return sess, err
 }
 

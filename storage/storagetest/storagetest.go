@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("Identities", func(t *testing.T) { testIdentities(t, o) })
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, o) })
 	t.Run("SessionSweep", func(t *testing.T) { testSessionSweep(t, o) })
+	t.Run("SessionReads", func(t *testing.T) { testSessionReads(t, o) })
 	t.Run("Reset", func(t *testing.T) { testReset(t, o) })
 	t.Run("Epoch", func(t *testing.T) { testEpoch(t, o) })
 	t.Run("ResetRequest", func(t *testing.T) { testResetRequest(t, o) })

@@ -1,0 +1,71 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// A read fills the cache, the next read is served from it, and any write
+// transaction makes every record stale, the ones it did not touch included.
+func TestSessionCacheServesUntilAWrite(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "cache.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	now := time.Now()
+	u := storage.User{ID: "0123456789abcdef0123456789abcdef", Email: "a@example.com", CreatedAt: now}
+	if err := s.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	sess := storage.Session{IDHash: storage.HashSecret("cached"), UserID: u.ID, Email: u.Email, CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
+	if err := s.CreateSession(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.sessions.get(sess.IDHash); ok {
+		t.Fatal("cache holds a session nobody read")
+	}
+	if _, err := s.Session(ctx, sess.IDHash); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := s.sessions.get(sess.IDHash); !ok || got.UserID != u.ID {
+		t.Fatalf("after a read, cache has %+v, %v; want the session", got, ok)
+	}
+	if _, err := s.Session(ctx, storage.HashSecret("unknown")); err == nil {
+		t.Fatal("unknown session found")
+	}
+	if n := s.sessions.len(); n != 1 {
+		t.Fatalf("cache holds %d records, want 1 (unknown ids are not kept)", n)
+	}
+	// A write about something else entirely still ends the record's use.
+	if err := s.CreateUser(ctx, storage.User{ID: "fedcba9876543210fedcba9876543210", Email: "b@example.com", CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.sessions.get(sess.IDHash); ok {
+		t.Fatal("cache served a record read before a write")
+	}
+}
+
+func TestSessionCacheBounded(t *testing.T) {
+	var c sessionCache
+	gen := c.generation()
+	for i := range maxCachedSessions + maxCachedSessions/4 {
+		var h storage.Hash
+		binary.BigEndian.PutUint64(h[:], uint64(i)*0x9e3779b97f4a7c15) // spread over the shards
+		c.put(storage.Session{IDHash: h}, gen)
+	}
+	if n := c.len(); n > maxCachedSessions || n < maxCachedSessions/2 {
+		t.Fatalf("cache holds %d records after %d puts, want at most %d and not emptied", n, maxCachedSessions+maxCachedSessions/4, maxCachedSessions)
+	}
+	c.invalidate()
+	var h storage.Hash
+	c.put(storage.Session{IDHash: h}, gen) // read before the write: not kept
+	if _, ok := c.get(h); ok {
+		t.Fatal("a record read before a write was kept")
+	}
+}
