@@ -89,6 +89,7 @@ func cpuReport(t *testing.T) {
 		{kind: "bare-timeouts", name: "bare + header timeouts (server, transport)"},
 		{kind: "bare-server-timeouts", name: "bare + server timeouts (header, idle)"},
 		{kind: "bare-transport-timeout", name: "bare + transport ResponseHeaderTimeout"},
+		{kind: "bare-identity", name: "bare + timeouts + Gatehouse's upstream headers"},
 		{kind: "gatehouse", name: "gatehouse, every default on"},
 		{kind: "gatehouse-gogc100", name: "gatehouse, defaults, GC tuner off"},
 		{kind: "gatehouse-policy", name: "gatehouse, defaults + policy"},
@@ -403,6 +404,8 @@ func TestLoadChild(t *testing.T) {
 		target = plainBareProxy(t, upstream, true, false)
 	case "bare-transport-timeout":
 		target = plainBareProxy(t, upstream, false, true)
+	case "bare-identity":
+		target = plainBareProxy(t, upstream, true, true, identityHeaders(t)...)
 	case "gatehouse", "gatehouse-policy", "gatehouse-policy-file", "gatehouse-gogc100", "gatehouse-noassert", "gatehouse-noaccesslog":
 		if kind != "gatehouse-gogc100" {
 			tuneGC(os.Getenv) // as main does
@@ -481,7 +484,12 @@ func TestLoadChild(t *testing.T) {
 // timeouts, it gets Gatehouse's server limits (ReadHeaderTimeout,
 // IdleTimeout) and the transport's ResponseHeaderTimeout: the cost of those
 // two promises alone.
-func plainBareProxy(t testing.TB, upstream string, serverTimeouts, transportTimeout bool) string {
+//
+// With extra headers (name, value pairs), it also sets those on every
+// forwarded request: Gatehouse's identity headers and assertion, of their
+// real sizes, so that the cost of carrying them is measured apart from the
+// work of deciding them.
+func plainBareProxy(t testing.TB, upstream string, serverTimeouts, transportTimeout bool, extra ...string) string {
 	u, _ := url.Parse(upstream)
 	tr := &http.Transport{MaxIdleConns: proxy.MaxIdleConns, MaxIdleConnsPerHost: proxy.MaxIdleConns, IdleConnTimeout: proxy.IdleConnTimeout}
 	srv := &http.Server{}
@@ -492,7 +500,13 @@ func plainBareProxy(t testing.TB, upstream string, serverTimeouts, transportTime
 		srv = proxy.NewServer("", nil)
 	}
 	srv.Handler = &httputil.ReverseProxy{
-		Rewrite:    func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.SetXForwarded() },
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			pr.SetXForwarded()
+			for i := 0; i+1 < len(extra); i += 2 {
+				pr.Out.Header[extra[i]] = []string{extra[i+1]}
+			}
+		},
 		Transport:  tr,
 		BufferPool: proxy.NewBufferPool(),
 	}
@@ -503,4 +517,18 @@ func plainBareProxy(t testing.TB, upstream string, serverTimeouts, transportTime
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// identityHeaders are the headers Gatehouse adds to a forwarded request of
+// the load's sessions, with values of their sizes (the assertion's is that
+// of a token for http://127.0.0.1:port with no groups): the bare proxy that
+// sets them writes as many bytes upstream per request as Gatehouse does.
+func identityHeaders(t testing.TB) []string {
+	assertion := strings.Repeat("eyJhbGciOiJFUzI1NiJ9.", 30)[:569]
+	return []string{
+		"X-Forwarded-User", fmt.Sprintf("%032x", 7),
+		"X-Forwarded-Email", "user7@example.com",
+		"X-Request-Id", randomHex(16),
+		proxy.AssertionHeader, assertion,
+	}
 }

@@ -156,7 +156,13 @@ func Open(path string, opts Options) (*Store, error) {
 }
 
 // Close releases the file and its lock. Calls after the first return an error.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.db.Close()
+	// Nothing more from memory: with the lock released, another process
+	// may change the file.
+	s.sessions.invalidate()
+	return err
+}
 
 // Ping reports whether the store can be read: one read transaction.
 func (s *Store) Ping(ctx context.Context) error {
@@ -179,11 +185,12 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	}
 	var fnErr error
 	err := s.db.Update(func(tx *bbolt.Tx) error { fnErr = fn(tx); return fnErr })
-	s.sessions.invalidate() // before the caller hears of the write (sessioncache.go)
-	s.reportWrite(err, fnErr)
-	if errors.Is(err, errNoWrite) {
+	if errors.Is(err, errNoWrite) { // rolled back: nothing changed
+		s.reportWrite(err, fnErr)
 		return nil
 	}
+	s.sessions.invalidate() // before the caller hears of the write (sessioncache.go)
+	s.reportWrite(err, fnErr)
 	return err
 }
 

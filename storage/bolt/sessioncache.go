@@ -14,8 +14,10 @@ import (
 //
 // It is exact, not eventually consistent (SS3): every record is tagged with
 // the write generation it was read at, and update and batch bump the
-// generation after every write transaction, committed or not, before they
-// return. A record is served only while the generation it was read at is
+// generation after every write transaction that may have changed something
+// (committed or failed; not one rolled back by errNoWrite, which changed
+// nothing, so that lookups of unknown OAuth states cannot empty it), before
+// they return; Close bumps it too. A record is served only while the generation it was read at is
 // still the current one, so once any write has returned, no Session call
 // serves a record read before it. The generation is read before the read
 // transaction begins: a record read across a concurrent commit is tagged

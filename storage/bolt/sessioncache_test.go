@@ -69,3 +69,61 @@ func TestSessionCacheBounded(t *testing.T) {
 		t.Fatal("a record read before a write was kept")
 	}
 }
+
+// A closed store answers nothing from memory: once the lock is released,
+// another process may revoke what it remembers (found by an attack review).
+func TestSessionCacheNotServedAfterClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "closed.db")
+	s, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	now := time.Now()
+	u := storage.User{ID: "0123456789abcdef0123456789abcdef", Email: "a@example.com", CreatedAt: now}
+	if err := s.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	sess := storage.Session{IDHash: storage.HashSecret("x"), UserID: u.ID, Email: u.Email, CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
+	if err := s.CreateSession(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Session(ctx, sess.IDHash); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(path, Options{NoSync: true}) // the admin CLI, say
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.DeleteSession(ctx, sess.IDHash); err != nil {
+		t.Fatal(err)
+	}
+	_ = other.Close()
+	if got, err := s.Session(ctx, sess.IDHash); err == nil {
+		t.Fatalf("closed store served session %x from memory", got.IDHash[:4])
+	}
+}
+
+// A write transaction that changed nothing (errNoWrite: an unknown OAuth
+// state, an unknown session deleted) keeps the cache: otherwise any
+// unauthenticated request could empty it.
+func TestSessionCacheKeptByRolledBackLookup(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "nowrite.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gen := s.sessions.generation()
+	if err := s.DeleteSession(t.Context(), storage.HashSecret("unknown")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TakeOAuthFlow(t.Context(), storage.HashSecret("unknown state"), time.Now()); err == nil {
+		t.Fatal("unknown OAuth state taken")
+	}
+	if got := s.sessions.generation(); got != gen {
+		t.Fatalf("generation moved from %d to %d without a write", gen, got)
+	}
+}
