@@ -32,7 +32,7 @@ func assertionReport(t *testing.T, upstream, bare string) {
 	d := loadDuration / loadRounds
 	runs := []func(round int){
 		func(round int) {
-			b = b.add(hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, d, nil), round)
+			b = b.add(hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, d, bareCookies), round)
 		},
 		func(round int) {
 			rOn = rOn.add(hammer("gatehouse, assertion on", on+"/page", loadClients, d, onCookies), round)

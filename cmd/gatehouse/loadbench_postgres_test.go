@@ -70,7 +70,7 @@ func TestPostgresLoadReport(t *testing.T) {
 		pgLoadSessions, loadClients, loadDuration, runtimeProcs())
 	var b, rb, rp loadResult
 	for round := range loadRounds {
-		b = b.add(hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, loadDuration/loadRounds, nil), round)
+		b = b.add(hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, loadDuration/loadRounds, bareCookies), round)
 		rb = rb.add(hammer("gatehouse on bbolt", gBolt.URL+"/page", loadClients, loadDuration/loadRounds, boltCookies), round)
 		rp = rp.add(hammer("gatehouse on PostgreSQL (cached)", gPG.URL+"/page", loadClients, loadDuration/loadRounds, pgCookies), round)
 	}

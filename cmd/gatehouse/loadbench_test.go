@@ -185,6 +185,19 @@ func populate(t testing.TB, db string, n int) []string {
 	return cookies
 }
 
+// bareCookies are what the load's clients send the bare proxy: session
+// cookies of the same name and size as Gatehouse's, so that every proxy
+// reads the same requests (a browser in front of an app sends its cookies
+// whatever proxy is there); the bare proxy forwards them, Gatehouse strips
+// its own.
+var bareCookies = func() []string {
+	c := make([]string, loadClients)
+	for i := range c {
+		c[i] = randomHex(32)
+	}
+	return c
+}()
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -235,7 +248,7 @@ func TestLoadReport(t *testing.T) {
 	time.Sleep(time.Second) // let the start-up sweeps finish
 	var b loadResult
 	for round := range loadRounds {
-		rb := hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, loadDuration/loadRounds, nil)
+		rb := hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, loadDuration/loadRounds, bareCookies)
 		b = b.add(rb, round)
 		for _, in := range instances {
 			name := fmt.Sprintf("gatehouse, %d sessions stored", in.n)

@@ -119,9 +119,19 @@ func cpuReport(t *testing.T) {
 			c.cookies = populate(t, db, 1_000)
 			env = append(env, "GATEHOUSETEST_LOAD_DB="+db)
 		}
+		if c.cookies == nil {
+			c.cookies = bareCookies // every target reads the same requests
+		}
 		c.child = startLoadChild(t, cmp.Or(c.bin, os.Args[0]), env)
 	}
 	d := loadDuration / loadRounds
+	// GATEHOUSETEST_LOAD_ROUND=5s: longer rounds, for figures to quote.
+	if v := os.Getenv("GATEHOUSETEST_LOAD_ROUND"); v != "" {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil || d <= 0 {
+			t.Fatalf("GATEHOUSETEST_LOAD_ROUND=%q: want a duration like 5s", v)
+		}
+	}
 	for _, c := range targets { // warm up: connections, pools, heap
 		hammer(c.name, c.child.url+"/page", loadClients, d/4, c.cookies)
 	}
@@ -184,7 +194,8 @@ func cpuReport(t *testing.T) {
 
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("\n== CPU per proxied request (each proxy in its own process; getrusage of that process), 1 KiB page,\n"+
-		"   %d keep-alive clients, %d rounds of %v per target (%d turns of %v, rotating over the targets); load average at the end: %s",
+		"   the same requests to every proxy (with a session cookie), %d keep-alive clients,\n"+
+		"   %d rounds of %v per target (%d turns of %v, rotating over the targets); load average at the end: %s",
 		loadClients, loadRounds, d, loadSlices, d/loadSlices, load)
 	fmt.Printf("   %-44s %22s %18s %8s %8s %9s %8s %9s\n", "", "CPU µs/req med [min–max]", "req/s med", "allocs", "B up", "GC/10k", "heap MB", "errors")
 	bare := targets[0]
@@ -219,6 +230,18 @@ func cpuReport(t *testing.T) {
 	i := slices.IndexFunc(targets, func(c *cpuTarget) bool { return c.kind == "gatehouse" && c.bin == "" })
 	if i < 0 {
 		return
+	}
+	// Gatehouse's own work: against the bare proxy that carries the same
+	// headers with the same timeouts (what the contract's promises cost by
+	// themselves), round by round.
+	if j := slices.IndexFunc(targets, func(c *cpuTarget) bool { return c.kind == "bare-identity" }); j >= 0 {
+		ratios := make([]float64, loadRounds)
+		for r := range ratios {
+			ratios[r] = targets[i].rounds[r].cpuPerReq / targets[j].rounds[r].cpuPerReq
+		}
+		slices.Sort(ratios)
+		fmt.Printf("   CPU per request, %s / %s (Gatehouse's own work): median %.3f [%.3f–%.3f] (per round)\n",
+			targets[i].name, targets[j].name, median(ratios), ratios[0], ratios[len(ratios)-1])
 	}
 	for _, c := range targets {
 		if !strings.HasPrefix(c.kind, "gatehouse-policy") {
@@ -488,7 +511,8 @@ func TestLoadChild(t *testing.T) {
 // With extra headers (name, value pairs), it also sets those on every
 // forwarded request: Gatehouse's identity headers and assertion, of their
 // real sizes, so that the cost of carrying them is measured apart from the
-// work of deciding them.
+// work of deciding them; it then drops the Cookie header, as Gatehouse
+// strips the session cookie that is the load's only cookie.
 func plainBareProxy(t testing.TB, upstream string, serverTimeouts, transportTimeout bool, extra ...string) string {
 	u, _ := url.Parse(upstream)
 	tr := &http.Transport{MaxIdleConns: proxy.MaxIdleConns, MaxIdleConnsPerHost: proxy.MaxIdleConns, IdleConnTimeout: proxy.IdleConnTimeout}
@@ -503,6 +527,9 @@ func plainBareProxy(t testing.TB, upstream string, serverTimeouts, transportTime
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
 			pr.SetXForwarded()
+			if len(extra) > 0 {
+				delete(pr.Out.Header, "Cookie") // as Gatehouse strips its session cookie
+			}
 			for i := 0; i+1 < len(extra); i += 2 {
 				pr.Out.Header[extra[i]] = []string{extra[i+1]}
 			}

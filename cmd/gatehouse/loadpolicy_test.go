@@ -57,7 +57,7 @@ func TestLoadReportPolicy(t *testing.T) {
 	fmt.Printf("\n== access policy: proxied GET of a 1 KiB page, %d keep-alive clients, 1,000 sessions stored\n", loadClients)
 	var b loadResult
 	for round := range loadRounds {
-		b = b.add(hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, loadDuration/loadRounds, nil), round)
+		b = b.add(hammer("bare httputil.ReverseProxy", bare+"/page", loadClients, loadDuration/loadRounds, bareCookies), round)
 		for _, in := range instances {
 			in.result = in.result.add(hammer(in.name, in.url+"/page", loadClients, loadDuration/loadRounds, in.cookies), round)
 		}
