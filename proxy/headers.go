@@ -147,15 +147,23 @@ func lowerASCII(c byte) byte {
 // Forwarded and X-Forwarded-For/-Host/-Proto.
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.upstream)
-	out := pr.Out.Header
-	removeCookie(out, p.cookieName)
-
-	// The values set below share one backing array, the request's
-	// forwardState's: no allocation of their own.
 	state, ok := pr.In.Context().(*forwardState)
 	if !ok {
 		state = new(forwardState) // not sent by forward: nobody is signed in
 	}
+	p.setUpstreamHeaders(pr.Out.Header, pr.In, state)
+}
+
+// setUpstreamHeaders completes the upstream request's header out, built
+// from in without hop-by-hop headers and without the client's Forwarded and
+// X-Forwarded-For/-Host/-Proto (by ReverseProxy for an upgrade, by
+// upstreamHeader otherwise): the session cookie goes, the identity of the
+// session and the forwarding headers come.
+func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, state *forwardState) {
+	removeCookie(out, p.cookieName)
+
+	// The values set below share one backing array, the request's
+	// forwardState's: no allocation of their own.
 	set := func(i int, name, value string) {
 		state.values[i] = value
 		out[name] = state.values[i : i+1 : i+1]
@@ -170,22 +178,22 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 			set(6, AssertionHeader, state.assertion)
 		}
 	}
-	forwardedFor, trusted := p.forwardedFor(pr.In)
+	forwardedFor, trusted := p.forwardedFor(in)
 	if forwardedFor != "" {
 		set(2, "X-Forwarded-For", forwardedFor)
 	}
-	set(3, "X-Forwarded-Host", pr.In.Host)
-	set(4, "X-Forwarded-Proto", p.forwardedProto(pr.In, trusted))
+	set(3, "X-Forwarded-Host", in.Host)
+	set(4, "X-Forwarded-Proto", p.forwardedProto(in, trusted))
 	// Set again from the inbound request when "Connection: X-Request-Id"
 	// has removed it from the outbound one. Only then: assigning even an
 	// existing key to a map holding 8 entries grows it (3 allocations).
-	if v, ok := pr.In.Header[RequestIDHeader]; ok {
+	if v, ok := in.Header[RequestIDHeader]; ok {
 		if _, kept := out[RequestIDHeader]; !kept {
 			out[RequestIDHeader] = v
 		}
 	}
 	if trusted {
-		if v := pr.In.Header["Forwarded"]; len(v) > 0 {
+		if v := in.Header["Forwarded"]; len(v) > 0 {
 			out["Forwarded"] = v
 		}
 	} else {

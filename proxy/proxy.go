@@ -20,8 +20,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -129,7 +131,8 @@ type Proxy struct {
 	logger     *slog.Logger
 	metrics    *metrics
 	access     *AccessLog
-	reverse    *httputil.ReverseProxy
+	reverse    *httputil.ReverseProxy // WebSocket upgrades; the rest goes through send
+	transport  http.RoundTripper
 	// authBodyTimeout bounds reading a body under /auth/: AuthBodyTimeout.
 	authBodyTimeout time.Duration
 }
@@ -211,6 +214,7 @@ func New(cfg Config) (*Proxy, error) {
 		}
 		transport = NewTransport(timeout)
 	}
+	p.transport = transport
 	p.reverse = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      transport,
@@ -325,7 +329,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 			state.assertion = token
 		}
 	}
-	p.reverse.ServeHTTP(w, r.WithContext(state))
+	if _, upgrade := r.Header["Upgrade"]; upgrade { // WebSocket: dropUpgrade left no other
+		p.reverse.ServeHTTP(w, r.WithContext(state))
+	} else {
+		p.send(w, r, state)
+	}
 	switch {
 	case state.failed:
 		p.metrics.failed.Inc()
@@ -349,6 +357,13 @@ type forwardState struct {
 	signedIn              bool
 	failed                bool      // set by the ErrorHandler
 	values                [7]string // backing array of the header values rewrite sets
+
+	// For send: the 1xx answers the transport reports go to w until the
+	// round trip is done.
+	w             http.ResponseWriter
+	trace         httptrace.ClientTrace
+	mu            sync.Mutex
+	roundTripDone bool
 }
 
 type forwardStateKey struct{}
