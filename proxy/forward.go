@@ -3,12 +3,14 @@ package proxy
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
 	"net/textproto"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 )
@@ -30,10 +32,14 @@ func (p *Proxy) send(w http.ResponseWriter, in *http.Request, state *forwardStat
 	state.trace.Got1xxResponse = state.got1xx
 	out := in.WithContext(httptrace.WithClientTrace(state, &state.trace))
 	u := *in.URL
+	u.RawQuery = cleanQueryParams(u.RawQuery) // the client's query only, as ReverseProxy
 	out.URL = &u
 	(&httputil.ProxyRequest{In: in, Out: out}).SetURL(p.upstream)
-	out.URL.RawQuery = cleanQueryParams(out.URL.RawQuery)
 	out.Header = p.upstreamHeader(in, state)
+	// Request trailers are not forwarded: the server fills in.Trailer
+	// once the body is read, after every header check (PX1, SS8).
+	// ReverseProxy's copy of the map dropped their values too.
+	out.Trailer = nil
 	out.Close = false
 	out.RequestURI = ""
 	if in.ContentLength == 0 {
@@ -82,8 +88,16 @@ func (p *Proxy) send(w http.ResponseWriter, in *http.Request, state *forwardStat
 
 	if err := copyBody(w, res, streamed(res)); err != nil {
 		res.Body.Close()
-		// Only aborting the answer tells the client it is cut short.
-		panic(http.ErrAbortHandler)
+		p.logger.LogAttrs(in.Context(), slog.LevelWarn, "upstream answer cut short",
+			slog.String("method", in.Method), slog.String("path", in.URL.Path),
+			slog.String("request_id", requestID(in)), slog.String("error", err.Error()))
+		// Only aborting the answer tells the client it is cut short; the
+		// server recovers this panic. Outside one (a caller's own
+		// handler chain), return as ReverseProxy does.
+		if in.Context().Value(http.ServerContextKey) != nil {
+			panic(http.ErrAbortHandler)
+		}
+		return
 	}
 	res.Body.Close() // now: it fills res.Trailer
 	if len(res.Trailer) > 0 {
@@ -254,7 +268,10 @@ func cleanQueryParams(s string) string {
 		v, _ := url.ParseQuery(s)
 		return v.Encode()
 	}
-	if strings.Count(s, "&")+1 > maxQueryParams {
+	if s == "" {
+		return s
+	}
+	if queryLimitSet() || strings.Count(s, "&")+1 > maxQueryParams {
 		return reencode(s)
 	}
 	for i := 0; i < len(s); {
@@ -275,6 +292,18 @@ func cleanQueryParams(s string) string {
 
 // maxQueryParams is net/url's default limit of query parameters.
 const maxQueryParams = 10000
+
+// queryLimitSet: GODEBUG sets another limit (urlmaxqueryparams), which
+// net/url applies; then, as ReverseProxy does, every query is encoded again.
+// It is read on each call, as net/url reads it.
+func queryLimitSet() bool {
+	for setting := range strings.SplitSeq(os.Getenv("GODEBUG"), ",") {
+		if k, v, _ := strings.Cut(strings.TrimSpace(setting), "="); k == "urlmaxqueryparams" && v != "" {
+			return true
+		}
+	}
+	return false
+}
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
