@@ -44,7 +44,11 @@ const (
 type sessionCacheShard struct {
 	mu      sync.RWMutex
 	records map[storage.Hash]cachedSession
+	_       [cacheLinePad]byte // one shard per cache line: no false sharing between cores
 }
+
+// cacheLinePad fills a shard (24 bytes of lock, 8 of map) to 64 bytes.
+const cacheLinePad = 64 - 32
 
 type cachedSession struct {
 	session storage.Session
