@@ -114,11 +114,7 @@ func TestSendCopiesTrailers(t *testing.T) {
 		w.Header().Set("X-Checksum", "abc")
 		w.Header().Set(http.TrailerPrefix+"X-Late", "late")
 	}
-	front := httptest.NewServer(e.proxy)
-	defer front.Close()
-	req, _ := http.NewRequest("GET", front.URL+"/app", nil)
-	req.Header.Set("Cookie", "gatehouse_session="+e.signIn(sessionID))
-	res, err := http.DefaultClient.Do(req)
+	res, err := e.getSignedIn(t, "/app")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +166,7 @@ func TestSendRefusesUnaskedUpgrade(t *testing.T) {
 		w.Header().Set("Upgrade", "websocket")
 		w.WriteHeader(http.StatusSwitchingProtocols)
 	}
-	front := httptest.NewServer(e.proxy)
-	defer front.Close()
-	req, _ := http.NewRequest("GET", front.URL+"/app", nil)
-	req.Header.Set("Cookie", "gatehouse_session="+e.signIn(sessionID))
-	res, err := http.DefaultClient.Do(req)
+	res, err := e.getSignedIn(t, "/app")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,11 +207,7 @@ func TestSendAbortsBrokenBody(t *testing.T) {
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // the upstream dies mid-body
 	}
-	front := httptest.NewServer(e.proxy)
-	defer front.Close()
-	req, _ := http.NewRequest("GET", front.URL+"/app", nil)
-	req.Header.Set("Cookie", "gatehouse_session="+e.signIn(sessionID))
-	res, err := http.DefaultClient.Do(req)
+	res, err := e.getSignedIn(t, "/app")
 	if err != nil {
 		return // cut before the headers: no answer at all
 	}
@@ -302,4 +290,15 @@ func dial(t *testing.T, addr string) net.Conn {
 	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	return conn
+}
+
+// getSignedIn sends GET path, signed in, to the proxy behind a real server
+// (so that the server's own handling of the answer counts).
+func (e *env) getSignedIn(t *testing.T, path string) (*http.Response, error) {
+	t.Helper()
+	front := httptest.NewServer(e.proxy)
+	t.Cleanup(front.Close)
+	req, _ := http.NewRequest("GET", front.URL+path, nil)
+	req.Header.Set("Cookie", "gatehouse_session="+e.signIn(sessionID))
+	return http.DefaultClient.Do(req)
 }

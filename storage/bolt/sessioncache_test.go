@@ -12,21 +12,11 @@ import (
 // A read fills the cache, the next read is served from it, and any write
 // transaction makes every record stale, the ones it did not touch included.
 func TestSessionCacheServesUntilAWrite(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "cache.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, sess := storeWithSession(t, filepath.Join(t.TempDir(), "cache.db"))
 	defer s.Close()
 	ctx := t.Context()
 	now := time.Now()
-	u := storage.User{ID: "0123456789abcdef0123456789abcdef", Email: "a@example.com", CreatedAt: now}
-	if err := s.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	sess := storage.Session{IDHash: storage.HashSecret("cached"), UserID: u.ID, Email: u.Email, CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
-	if err := s.CreateSession(ctx, sess); err != nil {
-		t.Fatal(err)
-	}
+	u := storage.User{ID: sess.UserID}
 	if _, ok := s.sessions.get(sess.IDHash); ok {
 		t.Fatal("cache holds a session nobody read")
 	}
@@ -74,20 +64,8 @@ func TestSessionCacheBounded(t *testing.T) {
 // another process may revoke what it remembers (found by an attack review).
 func TestSessionCacheNotServedAfterClose(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "closed.db")
-	s, err := Open(path, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, sess := storeWithSession(t, path)
 	ctx := t.Context()
-	now := time.Now()
-	u := storage.User{ID: "0123456789abcdef0123456789abcdef", Email: "a@example.com", CreatedAt: now}
-	if err := s.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	sess := storage.Session{IDHash: storage.HashSecret("x"), UserID: u.ID, Email: u.Email, CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
-	if err := s.CreateSession(ctx, sess); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := s.Session(ctx, sess.IDHash); err != nil {
 		t.Fatal(err)
 	}
@@ -126,4 +104,24 @@ func TestSessionCacheKeptByRolledBackLookup(t *testing.T) {
 	if got := s.sessions.generation(); got != gen {
 		t.Fatalf("generation moved from %d to %d without a write", gen, got)
 	}
+}
+
+// storeWithSession opens a store at path holding one user and one session
+// of theirs, nobody having read it yet.
+func storeWithSession(t *testing.T, path string) (*Store, storage.Session) {
+	t.Helper()
+	s, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	u := storage.User{ID: "0123456789abcdef0123456789abcdef", Email: "a@example.com", CreatedAt: now}
+	if err := s.CreateUser(t.Context(), u); err != nil {
+		t.Fatal(err)
+	}
+	sess := storage.Session{IDHash: storage.HashSecret("cached"), UserID: u.ID, Email: u.Email, CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
+	if err := s.CreateSession(t.Context(), sess); err != nil {
+		t.Fatal(err)
+	}
+	return s, sess
 }
