@@ -4,60 +4,32 @@ package deploy
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 )
 
-// binDir holds the gatehouse and demo-upstream binaries built once by TestMain.
-var binDir string
+// builds holds the gatehouse and demo-upstream binaries, built once.
+var builds webtest.Builds
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gatehouse-deploy-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	builds.Cleanup()
 	os.Exit(code)
 }
 
-// builds remembers the outcome of building each main package, so that the
-// tests that need a binary share one build. Tests here do not run in
-// parallel, so the map needs no lock.
-var builds = map[string]func() (string, error){}
-
-// binary builds the main package at pkg (relative to this folder) into binDir
-// the first time it is asked for and returns the executable's path. A failed
-// build fails the test: the manifests are only worth something if the flags
-// they use exist in the binary that will read them.
+// binary builds the main package at pkg (relative to this folder) the first
+// time it is asked for and returns the executable's path. A failed build
+// fails the test: the manifests are only worth something if the flags they
+// use exist in the binary that will read them.
 func binary(t *testing.T, pkg string) string {
 	t.Helper()
-	build, ok := builds[pkg]
-	if !ok {
-		out := filepath.Join(binDir, filepath.Base(pkg))
-		build = sync.OnceValues(func() (string, error) {
-			cmd := exec.Command("go", "build", "-o", out, pkg)
-			if msg, err := cmd.CombinedOutput(); err != nil {
-				return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
-			}
-			return out, nil
-		})
-		builds[pkg] = build
-	}
-	path, err := build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return builds.Binary(t, pkg)
 }
 
 // flagInfo is one flag as `gatehouse --help` lists it.

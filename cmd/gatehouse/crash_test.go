@@ -35,7 +35,7 @@ func TestCrashKeepsInvariants(t *testing.T) {
 		t.Skip("crash test: builds and kills the real binary; skipped under -short")
 	}
 	dir := t.TempDir()
-	bin := goBuild(t, dir, ".", "gatehouse")
+	bin := builds.Binary(t, ".")
 	db := filepath.Join(dir, "gatehouse.db")
 	mailDir := filepath.Join(dir, "mail")
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "app") }))

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 )
 
 // freeLoopbackAddr returns a loopback address whose port was free a moment ago.
@@ -25,15 +27,9 @@ func freeLoopbackAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// goBuild builds the main package pkg into dir and returns the executable.
-func goBuild(t *testing.T, dir, pkg, name string) string {
-	t.Helper()
-	out := filepath.Join(dir, name)
-	if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
-	}
-	return out
-}
+// builds holds the binaries the tests run (gatehouse, demo-upstream), built
+// once per test run; TestMain removes them.
+var builds webtest.Builds
 
 // makeRun is one run of .ci/make-run, the script behind `make run`.
 type makeRun struct {
@@ -147,9 +143,8 @@ func TestMakeRun(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatalf("make run needs bash: %v", err)
 	}
-	bin := t.TempDir()
-	goBuild(t, bin, ".", "gatehouse")
-	demo := goBuild(t, bin, "../../examples/demo-upstream", "demo-upstream")
+	demo := builds.Binary(t, "../../examples/demo-upstream")
+	bin := filepath.Dir(builds.Binary(t, ".")) // both in one folder, as `make run`'s BIN
 
 	// The Makefile's run target is the script, after building into BIN.
 	if out, err := exec.Command("make", "-n", "-C", "../..", "run", "BIN="+bin).CombinedOutput(); err != nil ||

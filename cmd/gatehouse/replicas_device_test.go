@@ -15,7 +15,7 @@ import (
 // browser without the cookie stays locked out.
 func TestReplicasShareDeviceCookieKey(t *testing.T) {
 	db := pg.NewDatabase(t)
-	bin := goBuild(t, t.TempDir(), ".", "gatehouse")
+	bin := builds.Binary(t, ".")
 	up, _ := echoUpstream(t)
 	addUser(t, db, "alice@example.com", testPassword)
 	rs := startReplicas(t, bin, db, up.URL, 3)

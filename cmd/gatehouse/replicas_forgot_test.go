@@ -16,7 +16,7 @@ import (
 // would mail up to 3 itself: 5).
 func TestThreeReplicasShareResetMailLimit(t *testing.T) {
 	db := pg.NewDatabase(t)
-	bin := goBuild(t, t.TempDir(), ".", "gatehouse")
+	bin := builds.Binary(t, ".")
 	up, _ := echoUpstream(t)
 	addUser(t, db, "alice@example.com", testPassword)
 	mailDir := t.TempDir()

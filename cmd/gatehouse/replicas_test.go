@@ -26,7 +26,11 @@ import (
 // pg is the PostgreSQL server of this test binary (tests skip without one).
 var pg *pgtest.Server
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pg)) }
+func TestMain(m *testing.M) {
+	code := pgtest.Main(m, &pg)
+	builds.Cleanup()
+	os.Exit(code)
+}
 
 // replicaProcess is one gatehouse process.
 type replicaProcess struct {
@@ -100,7 +104,7 @@ func startReplicasMail(t *testing.T, bin, db, upstream, mailDir string, n int) [
 // (PG1)
 func TestThreeReplicasRevokeEverywhere(t *testing.T) {
 	db := pg.NewDatabase(t)
-	bin := goBuild(t, t.TempDir(), ".", "gatehouse")
+	bin := builds.Binary(t, ".")
 	up, _ := echoUpstream(t)
 	addUser(t, db, "alice@example.com", testPassword)
 	mailDir := t.TempDir()
@@ -287,7 +291,7 @@ func countResetMails(t *testing.T, dir string) int {
 // is refused as throttled, on any replica.
 func TestThreeReplicasShareThrottles(t *testing.T) {
 	db := pg.NewDatabase(t)
-	bin := goBuild(t, t.TempDir(), ".", "gatehouse")
+	bin := builds.Binary(t, ".")
 	up, _ := echoUpstream(t)
 	addUser(t, db, "alice@example.com", testPassword)
 	rs := startReplicas(t, bin, db, up.URL, 3)
@@ -350,7 +354,7 @@ func metric(t *testing.T, r *replicaProcess, sample string) float64 {
 // exactly one key in, and every replica publishes that same key set.
 func TestReplicasShareOneSigningKey(t *testing.T) {
 	db := pg.NewDatabase(t)
-	bin := goBuild(t, t.TempDir(), ".", "gatehouse")
+	bin := builds.Binary(t, ".")
 	up, _ := echoUpstream(t)
 	rs := startReplicas(t, bin, db, up.URL, 3)
 	var first string

@@ -1,7 +1,8 @@
 // Package webtest is test support shared by the tests of several packages,
-// so that it is written once: today, how a test that needs an outside
-// program (Chromium, nginx, Caddy, PostgreSQL, PyJWT, axe-core) says that it
-// is missing, and a log sink safe for concurrent writes.
+// so that it is written once: how a test that needs an outside program
+// (Chromium, nginx, Caddy, PostgreSQL, PyJWT, axe-core) says that it is
+// missing, a log sink safe for concurrent writes, and the real binaries
+// built once per test run.
 //
 // Dependencies: the standard library only; imported by _test.go files.
 package webtest
@@ -10,6 +11,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 )
@@ -57,4 +60,62 @@ func (b *LogBuffer) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf.Reset()
+}
+
+// Builds builds main packages for tests that run the real programs, once
+// per test binary run whatever the number of tests that ask, into one
+// folder that Cleanup removes (call it from TestMain). Safe for concurrent
+// use; the zero value is ready.
+type Builds struct {
+	mu     sync.Mutex
+	dir    string
+	builds map[string]func() (string, error)
+}
+
+// Binary builds the main package at pkg (a path relative to the test's
+// package folder) the first time it is asked for and returns the
+// executable's path, named after the package's folder; every binary sits in
+// the same folder. A failed build fails the test.
+func (b *Builds) Binary(t testing.TB, pkg string) string {
+	t.Helper()
+	abs, err := filepath.Abs(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	if b.dir == "" {
+		if b.dir, err = os.MkdirTemp("", "gatehouse-test-bin-"); err != nil {
+			b.mu.Unlock()
+			t.Fatal(err)
+		}
+	}
+	build, ok := b.builds[abs]
+	if !ok {
+		out := filepath.Join(b.dir, filepath.Base(abs))
+		build = sync.OnceValues(func() (string, error) {
+			if msg, err := exec.Command("go", "build", "-o", out, abs).CombinedOutput(); err != nil {
+				return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
+			}
+			return out, nil
+		})
+		if b.builds == nil {
+			b.builds = map[string]func() (string, error){}
+		}
+		b.builds[abs] = build
+	}
+	b.mu.Unlock()
+	path, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Cleanup removes the built binaries.
+func (b *Builds) Cleanup() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dir != "" {
+		_ = os.RemoveAll(b.dir)
+	}
 }
