@@ -195,13 +195,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 // is logged; the change stands.
 func (h *Handler) mailPasswordNotice(r *http.Request, u storage.User) {
 	now := h.now()
-	notice, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
-		Site:       h.cfg.AppName,
-		Email:      u.Email,
-		Time:       now.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
-		ForgotURL:  h.absoluteURL("/auth/forgot", "", ""),
-		KeptDevice: true, // this browser gets a new session below
-	}, now)
+	notice, err := h.renderPasswordNotice(u.Email, now, now, true) // this browser gets a new session below
 	if err == nil {
 		notice.NextAttempt = now
 		_, err = h.store.EnqueueMail(r.Context(), notice)

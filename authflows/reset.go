@@ -278,17 +278,26 @@ func (h *Handler) prepareAdminNotice(ctx context.Context, job storage.Mail) (sto
 	if err != nil {
 		return storage.Mail{}, fmt.Errorf("prepare notice mail: look up user: %w", err)
 	}
-	m, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
-		Site:      h.cfg.AppName,
-		Email:     u.Email,
-		Time:      job.CreatedAt.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
-		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
-	}, h.now())
+	m, err := h.renderPasswordNotice(u.Email, job.CreatedAt, h.now(), false)
 	if err != nil {
 		return storage.Mail{}, fmt.Errorf("prepare notice mail: %w", err)
 	}
 	m.ID, m.Kind, m.UserID, m.Attempts, m.NextAttempt = job.ID, job.Kind, job.UserID, job.Attempts, job.NextAttempt
 	return m, nil
+}
+
+// renderPasswordNotice renders the "your password was changed" mail to
+// email (RS6), for a change made at changed: after a reset, a password
+// change on the account page (keptDevice: that browser stays signed in) and
+// `users set-password`.
+func (h *Handler) renderPasswordNotice(email string, changed, now time.Time, keptDevice bool) (storage.Mail, error) {
+	return h.mails.render(mailPasswordChanged, email, mailData{
+		Site:       h.cfg.AppName,
+		Email:      email,
+		Time:       changed.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
+		ForgotURL:  h.absoluteURL("/auth/forgot", "", ""),
+		KeptDevice: keptDevice,
+	}, now)
 }
 
 // absoluteURL is {base-url}{path}?{key}={value}. Only Config.BaseURL counts:
@@ -386,12 +395,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	}
 
 	now := h.now()
-	notice, err := h.mails.render(mailPasswordChanged, u.Email, mailData{
-		Site:      h.cfg.AppName,
-		Email:     u.Email,
-		Time:      now.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
-		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
-	}, now)
+	notice, err := h.renderPasswordNotice(u.Email, now, now, false)
 	if err != nil {
 		// The reset goes ahead without the notice rather than not at all.
 		h.log.ErrorContext(ctx, "reset: render notice mail", "user_id", u.ID, "err", err)
