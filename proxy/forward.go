@@ -28,7 +28,7 @@ import (
 // of a proxied request's CPU under load (issue 17). WebSocket upgrades, the
 // one kind that may upgrade (UP1), still go through p.reverse.
 func (p *Proxy) send(w http.ResponseWriter, in *http.Request, state *forwardState) {
-	state.w = w
+	state.w, state.cookieName = w, p.cookieName
 	state.trace.Got1xxResponse = state.got1xx
 	out := in.WithContext(httptrace.WithClientTrace(state, &state.trace))
 	u := *in.URL
@@ -121,7 +121,8 @@ func (p *Proxy) send(w http.ResponseWriter, in *http.Request, state *forwardStat
 var errUnaskedUpgrade = errors.New("proxy: the upstream switched protocols without being asked")
 
 // got1xx passes an informational answer (103 Early Hints, say) on to the
-// client while the final one is awaited, as ReverseProxy does.
+// client while the final one is awaited, as ReverseProxy does; like the
+// final answer, without Set-Cookie lines of the session cookie (SS8).
 func (s *forwardState) got1xx(code int, header textproto.MIMEHeader) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -130,6 +131,14 @@ func (s *forwardState) got1xx(code int, header textproto.MIMEHeader) error {
 	}
 	h := s.w.Header()
 	for k, vv := range header {
+		if k == "Set-Cookie" {
+			for _, line := range vv {
+				if setCookieName(line) != s.cookieName {
+					h[k] = append(h[k], line)
+				}
+			}
+			continue
+		}
 		h[k] = append(h[k], vv...)
 	}
 	s.w.WriteHeader(code)

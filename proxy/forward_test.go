@@ -302,3 +302,34 @@ func (e *env) getSignedIn(t *testing.T, path string) (*http.Response, error) {
 	req.Header.Set("Cookie", "gatehouse_session="+e.signIn(sessionID))
 	return http.DefaultClient.Do(req)
 }
+
+// An upstream cannot set the session cookie through an informational
+// answer either (SS8): Set-Cookie lines of that name are dropped from a 103
+// as from the final answer.
+func TestSendDropsSessionCookieFromEarlyHints(t *testing.T) {
+	e := newEnv(t)
+	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Set-Cookie", DefaultCookieName+"=forged; Path=/")
+		w.Header().Add("Set-Cookie", "theme=dark")
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Set-Cookie")
+		w.Header().Del("Link")
+		io.WriteString(w, "final")
+	}
+	front := httptest.NewServer(e.proxy)
+	defer front.Close()
+	conn := dial(t, strings.TrimPrefix(front.URL, "http://"))
+	io.WriteString(conn, "GET /app HTTP/1.1\r\nHost: gate.example.com\r\nCookie: gatehouse_session="+e.signIn(sessionID)+"\r\nConnection: close\r\n\r\n")
+	tp := textproto.NewReader(bufio.NewReader(conn))
+	if first, err := tp.ReadLine(); err != nil || !strings.HasPrefix(first, "HTTP/1.1 103") {
+		t.Fatalf("first answer %q, %v; want a 103", first, err)
+	}
+	hints, err := tp.ReadMIMEHeader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hints.Values("Set-Cookie"); len(got) != 1 || got[0] != "theme=dark" {
+		t.Fatalf("103 carried Set-Cookie %q, want only theme=dark", got)
+	}
+}

@@ -361,6 +361,7 @@ type forwardState struct {
 	// For send: the 1xx answers the transport reports go to w until the
 	// round trip is done.
 	w             http.ResponseWriter
+	cookieName    string // the session cookie's: never set by the upstream
 	trace         httptrace.ClientTrace
 	mu            sync.Mutex
 	roundTripDone bool
