@@ -32,19 +32,7 @@ func populatePostgres(t testing.TB, url string, n int) []string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	now := time.Now()
-	var cookies []string
-	sessions := make([]storage.Session, n)
-	for i := range sessions {
-		secret := randomHex(32)
-		if i < loadClients {
-			cookies = append(cookies, secret)
-		}
-		sessions[i] = storage.Session{
-			IDHash: storage.HashSecret(secret), UserID: fmt.Sprintf("%032x", i%50_000), Email: fmt.Sprintf("user%d@example.com", i%50_000),
-			CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now,
-		}
-	}
+	sessions, cookies := loadSessions(n)
 	if err := s.ImportSessions(context.Background(), sessions); err != nil {
 		t.Fatal(err)
 	}

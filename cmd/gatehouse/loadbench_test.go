@@ -165,6 +165,17 @@ func populate(t testing.TB, db string, n int) []string {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	sessions, cookies := loadSessions(n)
+	// One transaction: many batches would leave a fragmented file.
+	if err := s.ImportSessions(context.Background(), sessions); err != nil {
+		t.Fatal(err)
+	}
+	return cookies
+}
+
+// loadSessions returns n sessions of 50,000 users at most, valid for an
+// hour, and the first loadClients of them as cookie values.
+func loadSessions(n int) ([]storage.Session, []string) {
 	now := time.Now()
 	var cookies []string
 	sessions := make([]storage.Session, n)
@@ -178,11 +189,7 @@ func populate(t testing.TB, db string, n int) []string {
 			CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now,
 		}
 	}
-	// One transaction: many batches would leave a fragmented file.
-	if err := s.ImportSessions(context.Background(), sessions); err != nil {
-		t.Fatal(err)
-	}
-	return cookies
+	return sessions, cookies
 }
 
 // bareCookies are what the load's clients send the bare proxy: session
