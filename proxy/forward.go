@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // send forwards a request that asks for no protocol upgrade: the upstream
@@ -226,10 +227,26 @@ func streamed(res *http.Response) bool {
 		return true
 	}
 	ct := res.Header["Content-Type"]
-	if len(ct) == 0 {
+	return len(ct) > 0 && isEventStream(ct[0])
+}
+
+// isEventStream reports whether a Content-Type names text/event-stream, as
+// mime.ParseMediaType reads it. Most answers name something else, so only a
+// value that holds "event-stream" (in any case) or a byte outside ASCII,
+// which ParseMediaType's Unicode lowering and trimming could turn into one,
+// is parsed: the common answer costs a scan, not a map and its strings.
+func isEventStream(ct string) bool {
+	const name = "event-stream"
+	parse := false
+	for i := 0; i < len(ct) && !parse; i++ {
+		c := ct[i]
+		parse = c >= utf8.RuneSelf ||
+			c|0x20 == 'e' && len(ct)-i >= len(name) && strings.EqualFold(ct[i:i+len(name)], name)
+	}
+	if !parse {
 		return false
 	}
-	base, _, _ := mime.ParseMediaType(ct[0])
+	base, _, _ := mime.ParseMediaType(ct)
 	return base == "text/event-stream"
 }
 

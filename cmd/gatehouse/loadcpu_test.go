@@ -68,6 +68,8 @@ type cpuRound struct {
 	heapAlloc, nextGC uint64
 	failed, notOK     int
 	gcCPUFraction     float64
+	syscallsPerReq    float64 // read and write system calls (/proc/PID/io)
+	switchesPerReq    float64 // context switches, voluntary or not (getrusage)
 }
 
 // childStats is what a child says about itself.
@@ -75,6 +77,7 @@ type childStats struct {
 	cpu                               time.Duration
 	mallocs, numGC, heapAlloc, nextGC uint64
 	gcCPUFraction                     float64
+	syscalls, switches                uint64
 }
 
 // loadSlices is how many turns each target gets in one round.
@@ -148,6 +151,7 @@ func cpuReport(t *testing.T) {
 		requests, failed, notOK int
 		cpu                     time.Duration
 		mallocs, upBytes, gcs   uint64
+		syscalls, switches      uint64
 		last                    childStats
 	}
 	for round := range loadRounds {
@@ -167,6 +171,8 @@ func cpuReport(t *testing.T) {
 				a.mallocs += after.mallocs - before.mallocs
 				a.upBytes += uint64(up1 - up0)
 				a.gcs += after.numGC - before.numGC
+				a.syscalls += after.syscalls - before.syscalls
+				a.switches += after.switches - before.switches
 				a.last = after
 			}
 		}
@@ -179,6 +185,8 @@ func cpuReport(t *testing.T) {
 				allocsPerReq:  float64(a.mallocs) / n,
 				bytesUpPerReq: float64(a.upBytes) / n,
 				gcPer10k:      float64(a.gcs) * 10_000 / n,
+				syscallsPerReq: float64(a.syscalls) / n,
+				switchesPerReq: float64(a.switches) / n,
 				heapAlloc:     a.last.heapAlloc, nextGC: a.last.nextGC, gcCPUFraction: a.last.gcCPUFraction,
 			})
 		}
@@ -198,7 +206,7 @@ func cpuReport(t *testing.T) {
 		"   the same requests to every proxy (with a session cookie), %d keep-alive clients,\n"+
 		"   %d rounds of %v per target (%d turns of %v, rotating over the targets); load average at the end: %s",
 		loadClients, loadRounds, d, loadSlices, d/loadSlices, load)
-	fmt.Printf("   %-44s %22s %18s %8s %8s %9s %8s %9s\n", "", "CPU µs/req med [min–max]", "req/s med", "allocs", "B up", "GC/10k", "heap MB", "errors")
+	fmt.Printf("   %-44s %22s %18s %8s %8s %9s %8s %8s %8s %9s\n", "", "CPU µs/req med [min–max]", "req/s med", "allocs", "B up", "GC/10k", "heap MB", "syscalls", "switches", "errors")
 	bare := targets[0]
 	for _, c := range targets {
 		cpu := column(c.rounds, func(r cpuRound) float64 { return r.cpuPerReq })
@@ -208,12 +216,14 @@ func cpuReport(t *testing.T) {
 			errs += r.failed + r.notOK
 		}
 		last := c.rounds[len(c.rounds)-1]
-		fmt.Printf("   %-44s %6.1f [%5.1f–%5.1f] %9.0f [±%3.0f%%] %8.1f %8.0f %9.2f %8.1f %9d\n", c.name,
+		fmt.Printf("   %-44s %6.1f [%5.1f–%5.1f] %9.0f [±%3.0f%%] %8.1f %8.0f %9.2f %8.1f %8.2f %8.2f %9d\n", c.name,
 			median(cpu), cpu[0], cpu[len(cpu)-1], median(rps), spreadPct(rps),
 			median(column(c.rounds, func(r cpuRound) float64 { return r.allocsPerReq })),
 			median(column(c.rounds, func(r cpuRound) float64 { return r.bytesUpPerReq })),
 			median(column(c.rounds, func(r cpuRound) float64 { return r.gcPer10k })),
-			float64(last.heapAlloc)/(1<<20), errs)
+			float64(last.heapAlloc)/(1<<20),
+			median(column(c.rounds, func(r cpuRound) float64 { return r.syscallsPerReq })),
+			median(column(c.rounds, func(r cpuRound) float64 { return r.switchesPerReq })), errs)
 	}
 	if bare.kind != "bare" {
 		return
@@ -404,7 +414,8 @@ func (c *loadChild) stats() childStats {
 	f := strings.Fields(c.command("stats"))
 	n := func(i int) uint64 { v, _ := strconv.ParseUint(f[i], 10, 64); return v }
 	frac, _ := strconv.ParseFloat(f[5], 64)
-	return childStats{cpu: time.Duration(n(0)) * time.Microsecond, mallocs: n(1), numGC: n(2), heapAlloc: n(3), nextGC: n(4), gcCPUFraction: frac}
+	return childStats{cpu: time.Duration(n(0)) * time.Microsecond, mallocs: n(1), numGC: n(2), heapAlloc: n(3), nextGC: n(4), gcCPUFraction: frac,
+		syscalls: n(6), switches: n(7)}
 }
 
 func (c *loadChild) stop() {
@@ -483,7 +494,8 @@ func TestLoadChild(t *testing.T) {
 			cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
-			fmt.Printf("LOADCHILD stats %d %d %d %d %d %g\n", cpu.Microseconds(), m.Mallocs, m.NumGC, m.HeapAlloc, m.NextGC, m.GCCPUFraction)
+			fmt.Printf("LOADCHILD stats %d %d %d %d %d %g %d %d\n", cpu.Microseconds(), m.Mallocs, m.NumGC, m.HeapAlloc, m.NextGC, m.GCCPUFraction,
+				procSyscalls(), ru.Nvcsw+ru.Nivcsw)
 		case "cpuprofile":
 			var err error
 			if cpuProfile, err = os.Create(f[1]); err != nil {
@@ -507,6 +519,23 @@ func TestLoadChild(t *testing.T) {
 			fmt.Println("LOADCHILD allocs ok")
 		}
 	}
+}
+
+// procSyscalls is the number of read and write system calls this process
+// made (syscr + syscw of /proc/self/io), 0 where there is no such file.
+func procSyscalls() uint64 {
+	b, _ := os.ReadFile("/proc/self/io")
+	var n uint64
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			x, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			n += x
+		} else if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			x, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			n += x
+		}
+	}
+	return n
 }
 
 // plainBareProxy is the baseline of the CPU report: httputil.ReverseProxy
