@@ -47,6 +47,7 @@ type cpuTarget struct {
 	child   *loadChild
 	cookies []string
 	rounds  []cpuRound
+	maxRSS  uint64 // the most resident memory seen after a turn
 }
 
 // stem names the target's profiles.
@@ -78,6 +79,7 @@ type childStats struct {
 	mallocs, numGC, heapAlloc, nextGC uint64
 	gcCPUFraction                     float64
 	syscalls, switches                uint64
+	rss                               uint64 // bytes resident (VmRSS)
 }
 
 // loadSlices is how many turns each target gets in one round.
@@ -174,6 +176,7 @@ func cpuReport(t *testing.T) {
 				a.syscalls += after.syscalls - before.syscalls
 				a.switches += after.switches - before.switches
 				a.last = after
+				c.maxRSS = max(c.maxRSS, after.rss)
 			}
 		}
 		for k, c := range targets {
@@ -181,13 +184,13 @@ func cpuReport(t *testing.T) {
 			n := float64(max(a.requests, 1))
 			c.rounds = append(c.rounds, cpuRound{
 				requests: a.requests, rps: n / d.Seconds(), failed: a.failed, notOK: a.notOK,
-				cpuPerReq:     float64(a.cpu.Microseconds()) / n,
-				allocsPerReq:  float64(a.mallocs) / n,
-				bytesUpPerReq: float64(a.upBytes) / n,
-				gcPer10k:      float64(a.gcs) * 10_000 / n,
+				cpuPerReq:      float64(a.cpu.Microseconds()) / n,
+				allocsPerReq:   float64(a.mallocs) / n,
+				bytesUpPerReq:  float64(a.upBytes) / n,
+				gcPer10k:       float64(a.gcs) * 10_000 / n,
 				syscallsPerReq: float64(a.syscalls) / n,
 				switchesPerReq: float64(a.switches) / n,
-				heapAlloc:     a.last.heapAlloc, nextGC: a.last.nextGC, gcCPUFraction: a.last.gcCPUFraction,
+				heapAlloc:      a.last.heapAlloc, nextGC: a.last.nextGC, gcCPUFraction: a.last.gcCPUFraction,
 			})
 		}
 	}
@@ -206,7 +209,7 @@ func cpuReport(t *testing.T) {
 		"   the same requests to every proxy (with a session cookie), %d keep-alive clients,\n"+
 		"   %d rounds of %v per target (%d turns of %v, rotating over the targets); load average at the end: %s",
 		loadClients, loadRounds, d, loadSlices, d/loadSlices, load)
-	fmt.Printf("   %-44s %22s %18s %8s %8s %9s %8s %8s %8s %9s\n", "", "CPU µs/req med [min–max]", "req/s med", "allocs", "B up", "GC/10k", "heap MB", "syscalls", "switches", "errors")
+	fmt.Printf("   %-44s %22s %18s %8s %8s %9s %8s %8s %8s %8s %9s\n", "", "CPU µs/req med [min–max]", "req/s med", "allocs", "B up", "GC/10k", "heap MB", "RSS MB", "syscalls", "switches", "errors")
 	bare := targets[0]
 	for _, c := range targets {
 		cpu := column(c.rounds, func(r cpuRound) float64 { return r.cpuPerReq })
@@ -216,12 +219,12 @@ func cpuReport(t *testing.T) {
 			errs += r.failed + r.notOK
 		}
 		last := c.rounds[len(c.rounds)-1]
-		fmt.Printf("   %-44s %6.1f [%5.1f–%5.1f] %9.0f [±%3.0f%%] %8.1f %8.0f %9.2f %8.1f %8.2f %8.2f %9d\n", c.name,
+		fmt.Printf("   %-44s %6.1f [%5.1f–%5.1f] %9.0f [±%3.0f%%] %8.1f %8.0f %9.2f %8.1f %8.1f %8.2f %8.2f %9d\n", c.name,
 			median(cpu), cpu[0], cpu[len(cpu)-1], median(rps), spreadPct(rps),
 			median(column(c.rounds, func(r cpuRound) float64 { return r.allocsPerReq })),
 			median(column(c.rounds, func(r cpuRound) float64 { return r.bytesUpPerReq })),
 			median(column(c.rounds, func(r cpuRound) float64 { return r.gcPer10k })),
-			float64(last.heapAlloc)/(1<<20),
+			float64(last.heapAlloc)/(1<<20), float64(c.maxRSS)/(1<<20),
 			median(column(c.rounds, func(r cpuRound) float64 { return r.syscallsPerReq })),
 			median(column(c.rounds, func(r cpuRound) float64 { return r.switchesPerReq })), errs)
 	}
@@ -412,10 +415,16 @@ func (c *loadChild) command(cmd string) string {
 
 func (c *loadChild) stats() childStats {
 	f := strings.Fields(c.command("stats"))
-	n := func(i int) uint64 { v, _ := strconv.ParseUint(f[i], 10, 64); return v }
+	n := func(i int) uint64 { // 0 for a field an older binary (GATEHOUSETEST_LOAD_BEFORE) does not give
+		if i >= len(f) {
+			return 0
+		}
+		v, _ := strconv.ParseUint(f[i], 10, 64)
+		return v
+	}
 	frac, _ := strconv.ParseFloat(f[5], 64)
 	return childStats{cpu: time.Duration(n(0)) * time.Microsecond, mallocs: n(1), numGC: n(2), heapAlloc: n(3), nextGC: n(4), gcCPUFraction: frac,
-		syscalls: n(6), switches: n(7)}
+		syscalls: n(6), switches: n(7), rss: n(8)}
 }
 
 func (c *loadChild) stop() {
@@ -494,8 +503,8 @@ func TestLoadChild(t *testing.T) {
 			cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
-			fmt.Printf("LOADCHILD stats %d %d %d %d %d %g %d %d\n", cpu.Microseconds(), m.Mallocs, m.NumGC, m.HeapAlloc, m.NextGC, m.GCCPUFraction,
-				procSyscalls(), ru.Nvcsw+ru.Nivcsw)
+			fmt.Printf("LOADCHILD stats %d %d %d %d %d %g %d %d %d\n", cpu.Microseconds(), m.Mallocs, m.NumGC, m.HeapAlloc, m.NextGC, m.GCCPUFraction,
+				procSyscalls(), ru.Nvcsw+ru.Nivcsw, procRSS())
 		case "cpuprofile":
 			var err error
 			if cpuProfile, err = os.Create(f[1]); err != nil {
@@ -536,6 +545,19 @@ func procSyscalls() uint64 {
 		}
 	}
 	return n
+}
+
+// procRSS is this process's resident memory in bytes (VmRSS of
+// /proc/self/status), 0 where there is no such file.
+func procRSS() uint64 {
+	b, _ := os.ReadFile("/proc/self/status")
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // plainBareProxy is the baseline of the CPU report: httputil.ReverseProxy
