@@ -132,16 +132,9 @@ func (s *forwardState) got1xx(code int, header textproto.MIMEHeader) error {
 	}
 	h := s.w.Header()
 	for k, vv := range header {
-		if k == "Set-Cookie" {
-			for _, line := range vv {
-				if setCookieName(line) != s.cookieName {
-					h[k] = append(h[k], line)
-				}
-			}
-			continue
-		}
-		h[k] = append(h[k], vv...)
+		h[k] = append(h[k], vv...) // h's own lines: filtered in place below
 	}
+	dropSessionSetCookies(h, s.cookieName)
 	s.w.WriteHeader(code)
 	clear(h) // WriteHeader does not clear them for a 1xx
 	return nil

@@ -330,7 +330,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.
 		}
 	}
 	if _, upgrade := r.Header["Upgrade"]; upgrade { // WebSocket: dropUpgrade left no other
-		p.reverse.ServeHTTP(w, r.WithContext(state))
+		p.reverse.ServeHTTP(&upgradeWriter{ResponseWriter: w, cookieName: p.cookieName}, r.WithContext(state))
 	} else {
 		p.send(w, r, state)
 	}

@@ -92,22 +92,28 @@ func withoutCookie(line, name string) string {
 // modifyResponse drops any Set-Cookie of the session cookie's name, so the
 // upstream can neither plant nor clear a Gatehouse session (SS8).
 func (p *Proxy) modifyResponse(res *http.Response) error {
-	lines, ok := res.Header["Set-Cookie"]
+	dropSessionSetCookies(res.Header, p.cookieName)
+	return nil
+}
+
+// dropSessionSetCookies removes, in place, the Set-Cookie lines of h that
+// set the cookie called name (SS8).
+func dropSessionSetCookies(h http.Header, name string) {
+	lines, ok := h["Set-Cookie"]
 	if !ok {
-		return nil
+		return
 	}
 	kept := lines[:0]
 	for _, line := range lines {
-		if setCookieName(line) != p.cookieName {
+		if setCookieName(line) != name {
 			kept = append(kept, line)
 		}
 	}
 	if len(kept) == 0 {
-		delete(res.Header, "Set-Cookie")
-		return nil
+		delete(h, "Set-Cookie")
+		return
 	}
-	res.Header["Set-Cookie"] = kept
-	return nil
+	h["Set-Cookie"] = kept
 }
 
 // setCookieName is the name a browser gives the cookie of a Set-Cookie line.

@@ -32,3 +32,22 @@ func dropUpgrade(r *http.Request) {
 	delete(r.Header, "Upgrade")
 	delete(r.Header, "Http2-Settings")
 }
+
+// upgradeWriter is the response writer ReverseProxy gets for a WebSocket
+// handshake. ReverseProxy passes on the 1xx answers the upstream sends
+// before its 101 by writing them to it; those lose the Set-Cookie lines of
+// the session cookie here, as the 101 and every other answer do (SS8).
+type upgradeWriter struct {
+	http.ResponseWriter
+	cookieName string
+}
+
+func (w *upgradeWriter) WriteHeader(code int) {
+	if code < http.StatusOK {
+		dropSessionSetCookies(w.Header(), w.cookieName)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach Hijack, which the 101 needs.
+func (w *upgradeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

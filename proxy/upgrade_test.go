@@ -102,3 +102,44 @@ func TestOnlyWebSocketUpgradesPass(t *testing.T) {
 		})
 	}
 }
+
+// An upstream cannot set the session cookie on a WebSocket handshake
+// either (SS8): Set-Cookie lines of that name are dropped from a 1xx sent
+// before the 101, and from the 101, as from any answer.
+func TestUpgradeDropsSessionCookieFromInformationalAnswers(t *testing.T) {
+	e := newEnv(t)
+	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		forged := "Set-Cookie: " + DefaultCookieName + "=forged; Path=/\r\nSet-Cookie: theme=dark\r\n"
+		fmt.Fprintf(brw, "HTTP/1.1 103 Early Hints\r\n%sLink: </app.js>; rel=preload\r\n\r\n", forged)
+		fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n%s\r\n", forged)
+		brw.Flush()
+	}
+	front := httptest.NewServer(e.proxy)
+	defer front.Close()
+	conn, err := net.Dial("tcp", front.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(conn, "GET /ws HTTP/1.1\r\nHost: gate.example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: %s=%s\r\n\r\n",
+		DefaultCookieName, e.signIn(sessionID))
+	br := bufio.NewReader(conn)
+	for _, want := range []int{http.StatusEarlyHints, http.StatusSwitchingProtocols} {
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("reading the %d: %v", want, err)
+		}
+		if res.StatusCode != want {
+			t.Fatalf("status %d, want %d", res.StatusCode, want)
+		}
+		if got := res.Header.Values("Set-Cookie"); len(got) != 1 || got[0] != "theme=dark" {
+			t.Errorf("%d carried Set-Cookie %q, want only theme=dark", want, got)
+		}
+	}
+}
