@@ -105,7 +105,6 @@ func checkIndexes(tx *bbolt.Tx) error {
 		}
 		want[string(bucket)][string(key)] = true
 	}
-	tokensOfUser := map[string]int{}
 	err := forEach(tx, bucketUsers, func(k, v []byte) error {
 		u, err := decodeUser(v)
 		if string(k) != u.ID || u.Email != storage.NormalizeEmail(u.Email) {
@@ -132,21 +131,24 @@ func checkIndexes(tx *bbolt.Tx) error {
 		add(bucketSessionExpiry, expiryKey(sess.ExpiresAt, sess.IDHash))
 		return err
 	}))
-	err = with(err, forEach(tx, bucketResetTokens, func(k, v []byte) error {
-		tok, err := decodeResetToken(storage.Hash(k), v)
-		add(bucketUserTokens, userHashKey(tok.UserID, tok.Hash))
-		if tokensOfUser[tok.UserID]++; tokensOfUser[tok.UserID] > 1 {
-			return fmt.Errorf("user %q has more than one reset token", tok.UserID)
-		}
-		return err
-	}))
+	for _, kind := range []tokenKind{resetKind, inviteKind} {
+		tokensOfUser := map[string]int{}
+		err = with(err, forEach(tx, kind.tokens, func(k, v []byte) error {
+			tok, err := decodeResetToken(storage.Hash(k), v)
+			add(kind.byUser, userHashKey(tok.UserID, tok.Hash))
+			if tokensOfUser[tok.UserID]++; tokensOfUser[tok.UserID] > 1 {
+				return fmt.Errorf("user %q has more than one %s (%s)", tok.UserID, kind.what, kind.tokens)
+			}
+			return err
+		}))
+	}
 	err = with(err, forEach(tx, bucketOAuthFlows, func(k, v []byte) error {
 		f, err := decodeOAuthFlow(storage.Hash(k), v)
 		add(bucketOAuthExpiry, expiryKey(f.ExpiresAt, f.StateHash))
 		return err
 	}))
 	for _, index := range [][]byte{bucketUsersByEmail, bucketUserIdentities, bucketUserSessions,
-		bucketSessionExpiry, bucketUserTokens, bucketOAuthExpiry} {
+		bucketSessionExpiry, bucketUserTokens, bucketUserInvites, bucketOAuthExpiry} {
 		err = with(err, forEach(tx, index, func(k, _ []byte) error {
 			if !want[string(index)][string(k)] {
 				return fmt.Errorf("%s: stale entry %x", index, k)
