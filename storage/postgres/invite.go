@@ -16,35 +16,13 @@ import (
 // holds no token: the mail queue mints one at delivery (IssueInviteToken).
 // Unknown user: storage.ErrNotFound and nothing is written.
 func (s *Store) QueueInviteMail(ctx context.Context, userID string, now time.Time) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		u, err := lockUser(ctx, tx, userID)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM invite_tokens WHERE user_id = $1", u.ID); err != nil {
-			return wrap("queue invite mail", err)
-		}
-		_, err = enqueueMail(ctx, tx, storage.Mail{
-			Kind: storage.MailKindInvite, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
-		})
-		return err
-	})
+	return s.lockAndQueueTokenMail(ctx, inviteTokens, userID, now)
 }
 
 // IssueInviteToken, in one transaction, stores t and voids every other
 // invite token of t.UserID. Unknown user: storage.ErrNotFound.
 func (s *Store) IssueInviteToken(ctx context.Context, t storage.ResetToken) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockUser(ctx, tx, t.UserID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM invite_tokens WHERE user_id = $1 OR hash = $2", t.UserID, t.Hash[:]); err != nil {
-			return wrap("issue invite token", err)
-		}
-		_, err := tx.Exec(ctx, "INSERT INTO invite_tokens (hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
-			t.Hash[:], t.UserID, t.CreatedAt, t.ExpiresAt)
-		return wrap2("issue invite token", err)
-	})
+	return s.issueToken(ctx, inviteTokens, t)
 }
 
 // InviteTokenUser returns the user of a valid invite token (known, unused,
@@ -92,6 +70,5 @@ func (s *Store) CompleteInvite(ctx context.Context, tokenHash storage.Hash, now 
 // DeleteExpiredInviteTokens deletes invite tokens whose ExpiresAt is not
 // after now, in chunks, and reports how many.
 func (s *Store) DeleteExpiredInviteTokens(ctx context.Context, now time.Time) (int, error) {
-	return sweep(ctx, s, `DELETE FROM invite_tokens WHERE hash IN
-		(SELECT hash FROM invite_tokens WHERE expires_at <= $1 LIMIT $2)`, now, sweepChunk)
+	return s.deleteExpiredTokens(ctx, inviteTokens, now)
 }

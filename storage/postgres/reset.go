@@ -19,23 +19,75 @@ func lockUser(ctx context.Context, tx pgx.Tx, userID string) (storage.User, erro
 	return u, nil
 }
 
-// QueueResetMail, in one transaction, voids every reset token of the user
-// and queues a password reset job for them, due at now. Unknown user:
+// tokenKind is one kind of mailed token (a reset, an invitation): its table
+// and the kind of mail job that mints it. Each kind has a table of its own,
+// so that neither is ever accepted as the other (AD2).
+type tokenKind struct {
+	table    string // a constant: spliced into SQL
+	mailKind string
+	what     string // names the operation in errors
+}
+
+var (
+	resetTokens  = tokenKind{table: "reset_tokens", mailKind: storage.MailKindPasswordReset, what: "reset"}
+	inviteTokens = tokenKind{table: "invite_tokens", mailKind: storage.MailKindInvite, what: "invite"}
+)
+
+// queueTokenMail, inside tx, voids every token of kind k of u (locked by
+// the caller) and queues the job that mints a new one at delivery, due at
+// now. The job holds no token.
+func queueTokenMail(ctx context.Context, tx pgx.Tx, k tokenKind, u storage.User, now time.Time) error {
+	if _, err := tx.Exec(ctx, "DELETE FROM "+k.table+" WHERE user_id = $1", u.ID); err != nil {
+		return wrap("queue "+k.what+" mail", err)
+	}
+	_, err := enqueueMail(ctx, tx, storage.Mail{
+		Kind: k.mailKind, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
+	})
+	return err
+}
+
+// lockAndQueueTokenMail is QueueResetMail and QueueInviteMail: in one
+// transaction, queueTokenMail for the user userID. Unknown user:
 // storage.ErrNotFound and nothing is written.
-func (s *Store) QueueResetMail(ctx context.Context, userID string, now time.Time) error {
+func (s *Store) lockAndQueueTokenMail(ctx context.Context, k tokenKind, userID string, now time.Time) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		u, err := lockUser(ctx, tx, userID)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1", u.ID); err != nil {
-			return wrap("queue reset mail", err)
-		}
-		_, err = enqueueMail(ctx, tx, storage.Mail{
-			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
-		})
-		return err
+		return queueTokenMail(ctx, tx, k, u, now)
 	})
+}
+
+// issueToken is IssueResetToken and IssueInviteToken: in one transaction,
+// it stores t as a token of kind k and voids every other token of kind k of
+// t.UserID. Unknown user: storage.ErrNotFound and nothing is written.
+func (s *Store) issueToken(ctx context.Context, k tokenKind, t storage.ResetToken) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockUser(ctx, tx, t.UserID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM "+k.table+" WHERE user_id = $1 OR hash = $2", t.UserID, t.Hash[:]); err != nil {
+			return wrap("issue "+k.what+" token", err)
+		}
+		_, err := tx.Exec(ctx, "INSERT INTO "+k.table+" (hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+			t.Hash[:], t.UserID, t.CreatedAt, t.ExpiresAt)
+		return wrap2("issue "+k.what+" token", err)
+	})
+}
+
+// deleteExpiredTokens deletes tokens of kind k whose ExpiresAt is not after
+// now, in chunks, and reports how many.
+func (s *Store) deleteExpiredTokens(ctx context.Context, k tokenKind, now time.Time) (int, error) {
+	return sweep(ctx, s, "DELETE FROM "+k.table+" WHERE hash IN (SELECT hash FROM "+k.table+
+		" WHERE expires_at <= $1 LIMIT $2)", now, sweepChunk)
+}
+
+// QueueResetMail, in one transaction, voids every reset token of the user
+// and queues a password reset job for them, due at now. Unknown user:
+// storage.ErrNotFound and nothing is written.
+func (s *Store) QueueResetMail(ctx context.Context, userID string, now time.Time) error {
+	return s.lockAndQueueTokenMail(ctx, resetTokens, userID, now)
 }
 
 // QueueResetRequest is POST /auth/forgot's one store call (issue 10), the
@@ -61,13 +113,7 @@ func (s *Store) QueueResetRequest(ctx context.Context, email string, now time.Ti
 		if err != nil {
 			return wrap("reset request", err)
 		}
-		if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1", u.ID); err != nil {
-			return wrap("reset request", err)
-		}
-		_, err = enqueueMail(ctx, tx, storage.Mail{
-			Kind: storage.MailKindPasswordReset, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now,
-		})
-		return err
+		return queueTokenMail(ctx, tx, resetTokens, u, now)
 	})
 	if err != nil {
 		return storage.User{}, err
@@ -81,17 +127,7 @@ func (s *Store) QueueResetRequest(ctx context.Context, email string, now time.Ti
 // IssueResetToken, in one transaction, stores t and voids every other token
 // of t.UserID. Unknown user: storage.ErrNotFound and nothing is written.
 func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockUser(ctx, tx, t.UserID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1 OR hash = $2", t.UserID, t.Hash[:]); err != nil {
-			return wrap("issue reset token", err)
-		}
-		_, err := tx.Exec(ctx, "INSERT INTO reset_tokens (hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
-			t.Hash[:], t.UserID, t.CreatedAt, t.ExpiresAt)
-		return wrap2("issue reset token", err)
-	})
+	return s.issueToken(ctx, resetTokens, t)
 }
 
 // ResetTokenUser returns the user of a valid token (known, unused, not
@@ -151,6 +187,5 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 
 // DeleteExpiredResetTokens deletes tokens whose ExpiresAt is not after now and reports how many.
 func (s *Store) DeleteExpiredResetTokens(ctx context.Context, now time.Time) (int, error) {
-	return sweep(ctx, s, `DELETE FROM reset_tokens WHERE hash IN
-		(SELECT hash FROM reset_tokens WHERE expires_at <= $1 LIMIT $2)`, now, sweepChunk)
+	return s.deleteExpiredTokens(ctx, resetTokens, now)
 }
