@@ -100,7 +100,8 @@ func (p *Proxy) send(w http.ResponseWriter, in *http.Request, state *forwardStat
 		}
 		return
 	}
-	res.Body.Close() // now: it fills res.Trailer
+	res.Body.Close()                                 // now: it fills res.Trailer
+	dropSessionSetCookies(res.Trailer, p.cookieName) // nor through a trailer (SS8)
 	if len(res.Trailer) > 0 {
 		// Chunked, so that the server does not compute a length and
 		// drop the trailers.

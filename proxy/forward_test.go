@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -331,5 +332,45 @@ func TestSendDropsSessionCookieFromEarlyHints(t *testing.T) {
 	}
 	if got := hints.Values("Set-Cookie"); len(got) != 1 || got[0] != "theme=dark" {
 		t.Fatalf("103 carried Set-Cookie %q, want only theme=dark", got)
+	}
+}
+
+// trailerCookieUpstream sends the session cookie in a trailer after the
+// body, announced ("Trailer: Set-Cookie") or not (http.TrailerPrefix).
+func trailerCookieUpstream(announced bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if announced {
+			w.Header().Set("Trailer", "Set-Cookie")
+		}
+		io.WriteString(w, "payload")
+		w.(http.Flusher).Flush()
+		forged := DefaultCookieName + "=forged; Path=/"
+		if announced {
+			w.Header().Add("Set-Cookie", forged)
+			w.Header().Add("Set-Cookie", "theme=dark")
+		} else {
+			w.Header()[http.TrailerPrefix+"Set-Cookie"] = []string{forged, "theme=dark"}
+		}
+	}
+}
+
+// Nor through a trailer (SS8): the session cookie's Set-Cookie lines are
+// dropped from the trailers too, announced or not; other cookies pass.
+func TestSendDropsSessionCookieFromTrailers(t *testing.T) {
+	for _, announced := range []bool{true, false} {
+		t.Run(fmt.Sprint("announced=", announced), func(t *testing.T) {
+			e := newEnv(t)
+			e.upstream.handler = trailerCookieUpstream(announced)
+			res, err := e.getSignedIn(t, "/app")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := body(t, res); b != "payload" {
+				t.Fatalf("body %q", b)
+			}
+			if got := res.Trailer.Values("Set-Cookie"); len(got) != 1 || got[0] != "theme=dark" {
+				t.Fatalf("trailer Set-Cookie %q, want only theme=dark", got)
+			}
+		})
 	}
 }

@@ -104,6 +104,12 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // Flush and Hijack are also offered directly, for code that type-asserts.
 func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
+// Hijack takes the connection over, as for a WebSocket handshake, whose 101
+// then goes out on it: that is the status the access log tells.
 func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
+	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.status < http.StatusOK {
+		w.status = http.StatusSwitchingProtocols
+	}
+	return conn, brw, err
 }

@@ -219,7 +219,7 @@ func New(cfg Config) (*Proxy, error) {
 		Rewrite:        p.rewrite,
 		Transport:      transport,
 		BufferPool:     bufferPool{},
-		ModifyResponse: p.modifyResponse,
+		ModifyResponse: p.modifyUpgradeResponse,
 		ErrorHandler:   p.upstreamError,
 		ErrorLog:       slog.NewLogLogger(p.logger.Handler(), slog.LevelWarn),
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -141,5 +142,59 @@ func TestUpgradeDropsSessionCookieFromInformationalAnswers(t *testing.T) {
 		if got := res.Header.Values("Set-Cookie"); len(got) != 1 || got[0] != "theme=dark" {
 			t.Errorf("%d carried Set-Cookie %q, want only theme=dark", want, got)
 		}
+	}
+}
+
+// An upstream that refuses a WebSocket handshake with an ordinary answer
+// cannot set the session cookie in that answer's trailers either (SS8).
+func TestUpgradeRefusedDropsSessionCookieFromTrailers(t *testing.T) {
+	for _, announced := range []bool{true, false} {
+		t.Run(fmt.Sprint("announced=", announced), func(t *testing.T) {
+			e := newEnv(t)
+			e.upstream.handler = trailerCookieUpstream(announced)
+			front := httptest.NewServer(e.proxy)
+			defer front.Close()
+			res := sendUpgrade(t, front.Listener.Addr().String(), "GET", "/ws", "websocket", e.signIn(sessionID))
+			b, _ := io.ReadAll(res.Body)
+			if res.StatusCode != http.StatusOK || string(b) != "payload" {
+				t.Fatalf("status %d body %q, want the upstream's 200", res.StatusCode, b)
+			}
+			if got := res.Trailer.Values("Set-Cookie"); len(got) != 1 || got[0] != "theme=dark" {
+				t.Fatalf("trailer Set-Cookie %q, want only theme=dark", got)
+			}
+		})
+	}
+}
+
+// The access log tells a WebSocket handshake by its 101, which goes out on
+// the hijacked connection rather than through WriteHeader.
+func TestUpgradeLogsSwitchingProtocols(t *testing.T) {
+	logbuf := &syncBuffer{}
+	access := NewAccessLog(logbuf, false)
+	e := newEnv(t, func(c *Config) { c.AccessLog = access })
+	e.upstream.handler = switchingUpstream
+	front := httptest.NewServer(e.proxy)
+	defer front.Close()
+	conn, err := net.Dial("tcp", front.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(conn, "GET /ws HTTP/1.1\r\nHost: gate.example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: %s=%s\r\n\r\n",
+		DefaultCookieName, e.signIn(sessionID))
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || res.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("answer %v, %v; want a 101", res, err)
+	}
+	conn.Close() // the tunnel, and so the request, ends when both sides have
+	deadline := time.Now().Add(5 * time.Second)
+	for access.Flush(); !strings.Contains(logbuf.String(), "path=/ws"); access.Flush() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no access line for /ws: %q", logbuf.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(logbuf.String(), " status=101 ") {
+		t.Fatalf("access line %q, want status=101", logbuf.String())
 	}
 }
