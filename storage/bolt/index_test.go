@@ -2,6 +2,8 @@ package bolt
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 	"time"
@@ -74,3 +76,70 @@ func TestCheckIndexesCoversTokens(t *testing.T) {
 }
 
 var errRollback = errors.New("roll back")
+
+// Random sequences of the store's own operations on both kinds of token and
+// their users never leave a file that checkIndexes (and so Verify) calls
+// damaged: the check has no false alarm on what the store itself writes.
+func TestTokenOperationsKeepIndexesExact(t *testing.T) {
+	for seed := range uint64(30) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "g.db")
+			s := openTest(t, path)
+			ctx := t.Context()
+			rng := rand.New(rand.NewPCG(seed, 1))
+			base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			ids := []string{"u1", "u2", "u3"}
+			hashes := []storage.Hash{storage.HashSecret("a"), storage.HashSecret("b"), storage.HashSecret("c"), storage.HashSecret("d")}
+			for _, id := range ids {
+				must(t, s.CreateUser(ctx, storage.User{ID: id, Email: id + "@example.com"}))
+			}
+			for step := range 300 {
+				id := ids[rng.IntN(len(ids))]
+				h := hashes[rng.IntN(len(hashes))]
+				now := base.Add(time.Duration(rng.IntN(100)) * time.Minute)
+				tok := storage.ResetToken{Hash: h, UserID: id, CreatedAt: now, ExpiresAt: now.Add(time.Duration(rng.IntN(60)) * time.Minute)}
+				var op string
+				var err error
+				switch rng.IntN(13) {
+				case 0:
+					op, err = "QueueInviteMail", s.QueueInviteMail(ctx, id, now)
+				case 1, 2:
+					op, err = "IssueInviteToken", s.IssueInviteToken(ctx, tok)
+				case 3:
+					op = "CompleteInvite"
+					_, err = s.CompleteInvite(ctx, h, now, "pw")
+				case 4:
+					op = "DeleteExpiredInviteTokens"
+					_, err = s.DeleteExpiredInviteTokens(ctx, now)
+				case 5:
+					op, err = "DeleteUser", s.DeleteUser(ctx, id)
+				case 6:
+					op, err = "CreateUser", s.CreateUser(ctx, storage.User{ID: id, Email: id + "@example.com"})
+				case 7:
+					op, err = "IssueResetToken", s.IssueResetToken(ctx, tok)
+				case 8:
+					op = "CompleteReset"
+					_, _, err = s.CompleteReset(ctx, h, now, "pw2", storage.Mail{})
+				case 9:
+					op = "DeleteExpiredResetTokens"
+					_, err = s.DeleteExpiredResetTokens(ctx, now)
+				case 10:
+					op = "SetUserDisabled"
+					_, err = s.SetUserDisabled(ctx, id, rng.IntN(2) == 0)
+				case 11:
+					op, err = "SetPasswordHash", s.SetPasswordHash(ctx, id, "")
+				case 12:
+					op, err = "QueueResetMail", s.QueueResetMail(ctx, id, now)
+				}
+				_ = err // ErrNotFound etc. are part of the game
+				if cerr := s.db.View(checkIndexes); cerr != nil {
+					t.Fatalf("step %d %s(%s): %v", step, op, id, cerr)
+				}
+			}
+			must(t, s.Close())
+			if _, err := Verify(path, time.Second); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
