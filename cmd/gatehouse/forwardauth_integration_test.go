@@ -234,13 +234,36 @@ func checkFronted(t *testing.T, front string, g *gatehouse, hits *int64, routing
 		t.Fatalf("sign-in: %d to %q, want 303 back to the app", res.StatusCode, res.Header.Get("Location"))
 	}
 
-	// 3. Signed in: the app gets the identity, forged copies are replaced.
-	res = do("GET", front+"/app/page?x=1", "Accept", "text/html",
+	// 3. Signed in: the app gets the identity, forged copies are replaced;
+	// it gets the client's other cookies but not the session cookie (SS8).
+	res = do("GET", front+"/app/page?x=1", "Accept", "text/html", "Cookie", "theme=dark; lang=en",
 		"X-Forwarded-User", "admin", "X-Forwarded-Email", "admin@example.com", "X-Gatehouse-Jwt-Assertion", "forged")
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("signed in: %d", res.StatusCode)
 	}
 	h := seen(res)
+	if cookies := strings.Join(h.Values("Cookie"), "; "); strings.Contains(cookies, "gatehouse_session") ||
+		!strings.Contains(cookies, "theme=dark") || !strings.Contains(cookies, "lang=en") {
+		t.Fatalf("the app got Cookie %q, want theme=dark and lang=en without the session cookie", cookies)
+	}
+	// The session cookie first, and a cookie whose name only ends like it.
+	frontURL, _ := url.Parse(front)
+	var session string
+	for _, ck := range c.Jar.Cookies(frontURL) {
+		if ck.Name == "gatehouse_session" {
+			session = ck.String()
+		}
+	}
+	req, _ = http.NewRequest("GET", front+"/app/page", nil)
+	req.Header.Set("Cookie", session+"; my_gatehouse_session=keep; theme=dark")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if got := strings.Join(seen(res).Values("Cookie"), "; "); got != "my_gatehouse_session=keep; theme=dark" {
+		t.Fatalf("the app got Cookie %q, want my_gatehouse_session=keep; theme=dark", got)
+	}
 	if h.Get("X-Forwarded-Email") != "alice@example.com" || len(h.Values("X-Forwarded-User")) != 1 || h.Get("X-Forwarded-User") == "admin" {
 		t.Fatalf("identity at the app: %v", h)
 	}
