@@ -60,15 +60,50 @@ func exampleConfig(t *testing.T, name, front, gate, app string) string {
 }
 
 // startFrontedGatehouse starts the app and Gatehouse with the flags the
-// example configs name, its base URL being the front proxy's address.
-func startFrontedGatehouse(t *testing.T, front string) (*gatehouse, string, *int64) {
+// example configs name, its base URL being the front proxy's address with
+// scheme (http, or https for the __Host- cookie name).
+func startFrontedGatehouse(t *testing.T, front, scheme string) (*gatehouse, string, *int64) {
 	t.Helper()
 	up, hits := echoUpstream(t)
 	db := filepath.Join(t.TempDir(), "gatehouse.db")
 	addUser(t, db, "alice@example.com", testPassword)
-	g := startGatehouse(t, db, "--upstream", up.URL, "--base-url", "http://"+front,
+	g := startGatehouse(t, db, "--upstream", up.URL, "--base-url", scheme+"://"+front,
 		"--forward-auth-trusted", "127.0.0.1/32", "--public-path", "/static")
 	return g, up.URL, hits
+}
+
+// startFront runs the real nginx or caddy on its example config in front of
+// Gatehouse (gate) and the app until the test ends; errorLog reads nginx's
+// error log (empty for caddy).
+func startFront(t *testing.T, kind, front string, g *gatehouse, app string) (errorLog func() string) {
+	t.Helper()
+	gateAddr, appAddr := strings.TrimPrefix(g.URL, "http://"), strings.TrimPrefix(app, "http://")
+	dir := t.TempDir()
+	write := func(name string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(exampleConfig(t, name, front, gateAddr, appAddr)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	switch kind {
+	case "nginx":
+		nginx := lookBinary(t, "/usr/sbin/nginx", "nginx")
+		if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		startProcess(t, front, filepath.Join(dir, "nginx.out"), nginx, "-p", dir, "-c", write("nginx.conf"),
+			"-g", fmt.Sprintf("daemon off; pid %s/nginx.pid; error_log %s/error.log;", dir, dir))
+	case "caddy":
+		caddy := lookBinary(t, "/usr/bin/caddy", "caddy")
+		t.Setenv("HOME", dir) // Caddy keeps its data under $HOME/.local/share
+		t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+		startProcess(t, front, filepath.Join(dir, "caddy.out"), caddy, "run", "--config", write("Caddyfile"), "--adapter", "caddyfile")
+	default:
+		t.Fatalf("unknown front %q", kind)
+	}
+	return func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return string(b) }
 }
 
 func waitForPort(t *testing.T, addr string, logs func() string) {
@@ -124,37 +159,16 @@ func lookBinary(t *testing.T, path, name string) string {
 }
 
 func TestNginxForwardAuth(t *testing.T) {
-	nginx := lookBinary(t, "/usr/sbin/nginx", "nginx")
 	front := freeAddr(t)
-	g, app, hits := startFrontedGatehouse(t, front)
-	gateAddr := strings.TrimPrefix(g.URL, "http://")
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(exampleConfig(t, "nginx.conf", front, gateAddr, strings.TrimPrefix(app, "http://"))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	startProcess(t, front, filepath.Join(dir, "nginx.out"), nginx, "-p", dir, "-c", conf,
-		"-g", fmt.Sprintf("daemon off; pid %s/nginx.pid; error_log %s/error.log;", dir, dir))
+	g, app, hits := startFrontedGatehouse(t, front, "http")
+	startFront(t, "nginx", front, g, app)
 	checkFronted(t, "http://"+front, g, hits, "X-Original-URL")
 }
 
 func TestCaddyForwardAuth(t *testing.T) {
-	caddy := lookBinary(t, "/usr/bin/caddy", "caddy")
 	front := freeAddr(t)
-	g, app, hits := startFrontedGatehouse(t, front)
-	gateAddr := strings.TrimPrefix(g.URL, "http://")
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(conf, []byte(exampleConfig(t, "Caddyfile", front, gateAddr, strings.TrimPrefix(app, "http://"))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", dir) // Caddy keeps its data under $HOME/.local/share
-	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	startProcess(t, front, filepath.Join(dir, "caddy.out"), caddy, "run", "--config", conf, "--adapter", "caddyfile")
+	g, app, hits := startFrontedGatehouse(t, front, "http")
+	startFront(t, "caddy", front, g, app)
 	checkFronted(t, "http://"+front, g, hits, "X-Forwarded-Uri")
 }
 
