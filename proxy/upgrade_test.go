@@ -128,8 +128,7 @@ func TestUpgradeDropsSessionCookieFromInformationalAnswers(t *testing.T) {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(conn, "GET /ws HTTP/1.1\r\nHost: gate.example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: %s=%s\r\n\r\n",
-		DefaultCookieName, e.signIn(sessionID))
+	io.WriteString(conn, webSocketHandshake(e.signIn(sessionID)))
 	br := bufio.NewReader(conn)
 	for _, want := range []int{http.StatusEarlyHints, http.StatusSwitchingProtocols} {
 		res, err := http.ReadResponse(br, nil)
@@ -180,8 +179,7 @@ func TestUpgradeLogsSwitchingProtocols(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(conn, "GET /ws HTTP/1.1\r\nHost: gate.example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: %s=%s\r\n\r\n",
-		DefaultCookieName, e.signIn(sessionID))
+	io.WriteString(conn, webSocketHandshake(e.signIn(sessionID)))
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil || res.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("answer %v, %v; want a 101", res, err)
@@ -197,4 +195,10 @@ func TestUpgradeLogsSwitchingProtocols(t *testing.T) {
 	if !strings.Contains(logbuf.String(), " status=101 ") {
 		t.Fatalf("access line %q, want status=101", logbuf.String())
 	}
+}
+
+// webSocketHandshake is a signed-in WebSocket handshake for /ws.
+func webSocketHandshake(session string) string {
+	return "GET /ws HTTP/1.1\r\nHost: gate.example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: " + DefaultCookieName + "=" + session + "\r\n\r\n"
 }
