@@ -46,7 +46,7 @@ type testEnv struct {
 	Handler *Handler
 	Store   *bolt.Store
 	DBPath  string // the bbolt file of Store
-	Clock   *fakeClock
+	Clock   *webtest.Clock
 	Logs    *logBuffer           // everything the default Logger wrote (text format, debug level)
 	Metrics *prometheus.Registry // Config.Registerer
 	Config  Config               // as passed to New, after the options
@@ -70,7 +70,7 @@ func newTestEnv(t testing.TB, options ...func(*Config)) *testEnv {
 	env := &testEnv{
 		Store:   store,
 		DBPath:  dbPath,
-		Clock:   newFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)),
+		Clock:   webtest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)),
 		Logs:    &logBuffer{},
 		Metrics: prometheus.NewRegistry(),
 	}
@@ -316,28 +316,6 @@ func randomUserID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// fakeClock is a clock that moves only when told to. Safe for concurrent use.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock(start time.Time) *fakeClock { return &fakeClock{now: start} }
-
-// Now is the clock's time; use it as Config.Clock.
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // logBuffer is the shared log sink, with the readers the flows' tests use.

@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
@@ -102,7 +103,7 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 	srv := httptest.NewUnstartedServer(nil)
 	e := &oauthEnv{t: t, base: "http://" + srv.Listener.Addr().String()}
 	base, _ := url.Parse(e.base)
-	clock := newFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	clock := webtest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 
 	e.google = oauthtest.NewGoogle(oauthtest.Client{ID: googleClientID, Secret: "google-secret", RedirectURL: e.base + "/auth/callback/google"}, clock.Now)
 	t.Cleanup(e.google.Close)

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 func TestKeyedLimiterBurstAndRefill(t *testing.T) {
-	clock := newFakeClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	clock := webtest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	k := newKeyedLimiter(10, 15*time.Minute, clock.Now) // one token back every 90 s
 
 	for i := range 10 {
@@ -52,7 +53,7 @@ func TestKeyedLimiterBurstAndRefill(t *testing.T) {
 // A refunded token is there again at once; a refund never fills a bucket
 // beyond its burst, and a refund for a full bucket changes nothing.
 func TestKeyedLimiterRefund(t *testing.T) {
-	clock := newFakeClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	clock := webtest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	k := newKeyedLimiter(3, time.Minute, clock.Now) // one token back every 20 s
 	k.refund("a")                                   // a full bucket: nothing to give back
 	for i := range 3 {
@@ -90,7 +91,7 @@ func TestKeyedLimiterRefund(t *testing.T) {
 // Buckets that are full again are dropped, so a flood of distinct keys does
 // not stay in memory.
 func TestKeyedLimiterSweep(t *testing.T) {
-	clock := newFakeClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	clock := webtest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	k := newKeyedLimiter(60, time.Minute, clock.Now)
 	for i := range 1000 {
 		k.allow(fmt.Sprintf("198.51.100.%d", i))
@@ -106,7 +107,7 @@ func TestKeyedLimiterSweep(t *testing.T) {
 }
 
 func TestKeyedLimiterConcurrent(t *testing.T) {
-	clock := newFakeClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	clock := webtest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	k := newKeyedLimiter(60, time.Minute, clock.Now)
 	var allowed atomic.Int64
 	var wg sync.WaitGroup
@@ -128,7 +129,7 @@ func TestKeyedLimiterConcurrent(t *testing.T) {
 // The contract's floors pass before any throttling, and the next event
 // does not.
 func TestLimitsFloors(t *testing.T) {
-	clock := newFakeClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	clock := webtest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	l := newLimits(clock.Now)
 	tests := []struct {
 		name  string

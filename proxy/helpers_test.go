@@ -111,24 +111,6 @@ func (f *fakeStore) touchCalls() int {
 	return len(f.touches)
 }
 
-// testClock is an injected clock that moves only when told.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 var epoch = time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
 
 // seenRequest is what the upstream (or the auth handler) received.
@@ -186,7 +168,7 @@ type env struct {
 	upstream *recorder
 	upURL    *url.URL
 	auth     *recorder
-	clock    *testClock
+	clock    *webtest.Clock
 	logs     *syncBuffer
 	registry *prometheus.Registry
 	lastSeen *LastSeen
@@ -206,7 +188,7 @@ func newEnv(t *testing.T, configure ...func(*Config)) *env {
 		store:    newFakeStore(),
 		upstream: &recorder{},
 		auth:     &recorder{},
-		clock:    &testClock{now: epoch},
+		clock:    webtest.NewClock(epoch),
 		logs:     &syncBuffer{},
 		registry: prometheus.NewRegistry(),
 	}

@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 // SS5: at most one write per session per minute, whatever the traffic.
 func TestLastSeenAtMostOncePerMinute(t *testing.T) {
 	store := newFakeStore()
-	clock := &testClock{now: epoch}
+	clock := webtest.NewClock(epoch)
 	l := &LastSeen{Store: store, Clock: clock.Now}
 	a, b := storage.HashSecret("a"), storage.HashSecret("b")
 	flush := func() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/authflows/mail/mailtest"
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -52,7 +53,7 @@ func (r *flakyRelay) count() int {
 func TestQueueFlushesPromptlyAfterOutage(t *testing.T) {
 	store := openStore(t, "")
 	counting := &countingStore{QueueStore: store}
-	clock := &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := webtest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	relay := &flakyRelay{}
 	const minBackoff, maxBackoff = 5 * time.Second, 10 * time.Minute
 	q := mail.NewQueue(counting, relay, mail.QueueOptions{

@@ -141,31 +141,13 @@ func TestQueueRetriesUntilRelayComesUp(t *testing.T) {
 	waitFor(t, "the queue to empty", func() bool { return len(queued(t, store)) == 0 })
 }
 
-// fakeClock is a queue clock that moves only when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // Failed attempts are retried after 1, 2, 4 × MinBackoff, measured on the
 // queue's clock: each failure stores the next attempt exactly that far
 // ahead, and the message is not tried again before the clock gets there.
 func TestQueueBacksOffExponentially(t *testing.T) {
 	store := openStore(t, "")
 	counting := &countingStore{QueueStore: store}
-	clock := &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := webtest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	var attempts atomic.Int32
 	sender := senderFunc(func(ctx context.Context, m storage.Mail) error {
 		if attempts.Add(1) < 4 {
@@ -379,7 +361,7 @@ func resetJob(to string) storage.Mail {
 func TestQueuePreparesJobsAtEachAttempt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gatehouse.db")
 	store := openStore(t, path)
-	clock := &fakeClock{now: time.Now()}
+	clock := webtest.NewClock(time.Now())
 	var (
 		mu       sync.Mutex
 		prepared []storage.Mail

@@ -10,30 +10,22 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
 
 var start = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
 type env struct {
 	store  *bolt.Store
-	clock  *clock
+	clock  *webtest.Clock
 	keys   *Keys
 	issuer *Issuer
 	jwks   *httptest.Server
@@ -51,7 +43,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	e := &env{store: store, clock: &clock{now: start}}
+	e := &env{store: store, clock: webtest.NewClock(start)}
 	if e.keys, err = NewKeys(t.Context(), store, e.clock.Now, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}

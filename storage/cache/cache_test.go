@@ -4,21 +4,15 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 	"github.com/gatehouse-auth/gatehouse/storage/cache"
 	"github.com/gatehouse-auth/gatehouse/storage/storagetest"
 )
-
-// clock is a settable test clock.
-type clock struct{ now atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Unix(0, c.now.Load()) }
-func (c *clock) Advance(d time.Duration) { c.now.Add(int64(d)) }
 
 func newBolt(t *testing.T) *bolt.Store {
 	t.Helper()
@@ -41,14 +35,13 @@ func newBolt(t *testing.T) *bolt.Store {
 type fixture struct {
 	inner *bolt.Store
 	c     *cache.Store
-	clock *clock
+	clock *webtest.Clock
 	sess  storage.Session
 }
 
 func newFixture(t *testing.T, opts cache.Options) *fixture {
 	t.Helper()
-	f := &fixture{inner: newBolt(t), clock: &clock{}}
-	f.clock.now.Store(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	f := &fixture{inner: newBolt(t), clock: webtest.NewClock(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC))}
 	opts.Now = f.clock.Now
 	f.c = cache.New(f.inner, opts)
 	f.sess = session("a", "user-1", f.clock.Now())

@@ -1,8 +1,8 @@
 // Package webtest is test support shared by the tests of several packages,
 // so that it is written once: how a test that needs an outside program
 // (Chromium, nginx, Caddy, PostgreSQL, PyJWT, axe-core) says that it is
-// missing, a log sink safe for concurrent writes, and the real binaries
-// built once per test run.
+// missing, a log sink safe for concurrent writes, a clock that moves only
+// when told, and the real binaries built once per test run.
 //
 // Dependencies: the standard library only; imported by _test.go files.
 package webtest
@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // RequireAllEnv, when set to 1, turns every Missing into a failure: .ci/run
@@ -60,6 +61,30 @@ func (b *LogBuffer) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf.Reset()
+}
+
+// Clock is a clock that moves only when told to, for the Clock (or Now)
+// that the packages under test take. Safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock is a Clock standing at start.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 // Builds builds main packages for tests that run the real programs, once
