@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/oauth2-proxy/mockoidc"
 )
@@ -109,7 +110,7 @@ func TestOIDCTokenAttacks(t *testing.T) {
 		for k, v := range tc.claims {
 			claims[k] = v
 		}
-		idp.QueueUser(claimsUser{sub: "attacker", claims: claims})
+		idp.QueueUser(oauthtest.ClaimsUser{Sub: "attacker", Extra: claims})
 		rw.next(tc.forge)
 		a := e.newBrowser().flow("/auth/login/oidc")
 		if a.status != http.StatusBadRequest || a.problemCode() != "invalid_id_token" {
@@ -121,7 +122,7 @@ func TestOIDCTokenAttacks(t *testing.T) {
 	}
 	// Control: the same account, its token passed through the rewriter
 	// untouched, signs in.
-	idp.QueueUser(claimsUser{sub: "attacker", claims: map[string]any{"email": "mallory@example.com", "email_verified": true}})
+	idp.QueueUser(oauthtest.ClaimsUser{Sub: "attacker", Extra: map[string]any{"email": "mallory@example.com", "email_verified": true}})
 	rw.next(func(raw string, _ jwt.MapClaims) string { return raw })
 	if a := e.newBrowser().flow("/auth/login/oidc"); a.status != http.StatusSeeOther {
 		t.Errorf("control sign-in: %d %s", a.status, a.body)

@@ -2,7 +2,6 @@ package authflows
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/oauth2-proxy/mockoidc"
 )
 
@@ -33,47 +32,41 @@ type testIdP struct {
 
 func newTestIdP(t *testing.T, clockNow time.Time) *testIdP {
 	t.Helper()
-	m, err := mockoidc.NewServer(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idp := &testIdP{MockOIDC: m, published: m.Keypair}
-	// mockoidc's clock is the wall clock; Gatehouse's is the test's fake.
-	m.FastForward(clockNow.Sub(time.Now()))
-	_ = m.AddMiddleware(func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			idp.mu.RLock()
-			defer idp.mu.RUnlock()
-			switch r.URL.Path {
-			case mockoidc.JWKSEndpoint:
-				idp.jwksHits.Add(1)
-				b, _ := idp.published.JWKS()
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write(b)
-				return
-			case mockoidc.TokenEndpoint:
-				idp.tokens.middleware(next).ServeHTTP(w, r)
-				return
-			case mockoidc.AuthorizationEndpoint:
-				q := r.URL.Query()
-				idp.authorize = append(idp.authorize, q)
-				if idp.swapNonce.Swap(false) {
-					q.Set("nonce", "nonce-of-another-flow")
-					r.URL.RawQuery = q.Encode()
-				}
-			}
-			next.ServeHTTP(w, r)
-		})
+	idp := &testIdP{}
+	oauthtest.RunOIDC(t, func(m *mockoidc.MockOIDC) {
+		idp.MockOIDC, idp.published = m, m.Keypair
+		// mockoidc's clock is the wall clock; Gatehouse's is the test's fake.
+		m.FastForward(clockNow.Sub(time.Now()))
+		_ = m.AddMiddleware(idp.middleware)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Start(ln, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Shutdown() })
 	return idp
+}
+
+// middleware lets the test see and bend the provider's endpoints.
+func (idp *testIdP) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		idp.mu.RLock()
+		defer idp.mu.RUnlock()
+		switch r.URL.Path {
+		case mockoidc.JWKSEndpoint:
+			idp.jwksHits.Add(1)
+			b, _ := idp.published.JWKS()
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(b)
+			return
+		case mockoidc.TokenEndpoint:
+			idp.tokens.middleware(next).ServeHTTP(w, r)
+			return
+		case mockoidc.AuthorizationEndpoint:
+			q := r.URL.Query()
+			idp.authorize = append(idp.authorize, q)
+			if idp.swapNonce.Swap(false) {
+				q.Set("nonce", "nonce-of-another-flow")
+				r.URL.RawQuery = q.Encode()
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // rotate makes a new key the signing key and publishes only it.
@@ -123,32 +116,6 @@ func (idp *testIdP) config(groupsClaim string) func(base string) ProviderConfig 
 	}
 }
 
-// claimsUser is an IdP account whose ID token carries exactly the claims
-// given (beyond iss, sub, aud, exp, nonce), e.g. email_verified false.
-type claimsUser struct {
-	sub    string
-	claims map[string]any
-}
-
-func (u claimsUser) ID() string { return u.sub }
-func (u claimsUser) Userinfo([]string) ([]byte, error) {
-	return json.Marshal(map[string]any{"sub": u.sub})
-}
-func (u claimsUser) Claims(_ []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
-	b, err := json.Marshal(base)
-	if err != nil {
-		return nil, err
-	}
-	m := jwt.MapClaims{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	for k, v := range u.claims {
-		m[k] = v
-	}
-	return m, nil
-}
-
 func newOIDCEnv(t *testing.T, groupsClaim string) (*oauthEnv, *testIdP) {
 	t.Helper()
 	idp := newTestIdP(t, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
@@ -162,7 +129,7 @@ func newOIDCEnv(t *testing.T, groupsClaim string) (*oauthEnv, *testIdP) {
 // becomes oidc:GROUP; the sign-in page shows the configured title.
 func TestOIDCSignIn(t *testing.T) {
 	e, idp := newOIDCEnv(t, "groups")
-	idp.QueueUser(claimsUser{sub: "kc-1", claims: map[string]any{"email": "Kim@Example.com", "email_verified": true, "groups": []string{"ops", "eng", "bad,group", "eng"}}})
+	idp.QueueUser(oauthtest.ClaimsUser{Sub: "kc-1", Extra: map[string]any{"email": "Kim@Example.com", "email_verified": true, "groups": []string{"ops", "eng", "bad,group", "eng"}}})
 	b := e.newBrowser()
 	if body := b.get("/auth/login").body; !strings.Contains(body, `href="/auth/login/oidc`) || !strings.Contains(body, "Acme SSO") {
 		t.Errorf("sign-in page has no Acme SSO button:\n%s", body)
@@ -206,7 +173,7 @@ func TestOIDCSignIn(t *testing.T) {
 // --oidc-groups-claim names another claim; a single string counts as one group.
 func TestOIDCGroupsClaimName(t *testing.T) {
 	e, idp := newOIDCEnv(t, "roles")
-	idp.QueueUser(claimsUser{sub: "r-1", claims: map[string]any{"email": "r@example.com", "email_verified": true, "roles": "admin", "groups": []string{"ignored"}}})
+	idp.QueueUser(oauthtest.ClaimsUser{Sub: "r-1", Extra: map[string]any{"email": "r@example.com", "email_verified": true, "roles": "admin", "groups": []string{"ignored"}}})
 	if a := e.newBrowser().flow("/auth/login/oidc"); a.status != http.StatusSeeOther {
 		t.Fatalf("%d %s", a.status, a.body)
 	}
@@ -226,7 +193,7 @@ func TestOIDCUnverifiedEmail(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e, idp := newOIDCEnv(t, "groups")
-			idp.QueueUser(claimsUser{sub: "u-1", claims: claims})
+			idp.QueueUser(oauthtest.ClaimsUser{Sub: "u-1", Extra: claims})
 			a := e.newBrowser().flow("/auth/login/oidc")
 			if a.status != http.StatusForbidden || a.problemCode() != "email_not_verified" {
 				t.Errorf("%d %s, want 403 email_not_verified", a.status, a.body)

@@ -6,8 +6,11 @@
 // token on the user APIs. A test chooses the account the next authorization
 // returns with SetNext.
 //
-// Dependencies: standard library only; the tests of authflows and cmd/gatehouse
-// import it.
+// For generic OIDC, RunOIDC starts a real OpenID Provider (mockoidc) and
+// ClaimsUser gives its ID tokens chosen claims.
+//
+// Dependencies: the standard library, and mockoidc with its JWT library for
+// RunOIDC and ClaimsUser; the tests of authflows and cmd/gatehouse import it.
 package oauthtest
 
 import (

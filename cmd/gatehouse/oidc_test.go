@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/oauth2-proxy/mockoidc"
 )
 
@@ -92,40 +92,30 @@ func (r *recorder) Write(b []byte) (int, error) {
 // HTTP: sign in through --oidc-issuer-url, reach the upstream as that user,
 // and never log the code, the ID token or the access token (LG1).
 func TestOIDCEndToEnd(t *testing.T) {
-	idp, err := mockoidc.NewServer(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var secrets []string
-	_ = idp.AddMiddleware(func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != mockoidc.TokenEndpoint {
-				next.ServeHTTP(w, r)
-				return
-			}
-			rec := &recorder{ResponseWriter: w}
-			next.ServeHTTP(rec, r)
-			var tok map[string]any
-			_ = json.Unmarshal(rec.body.Bytes(), &tok)
-			mu.Lock()
-			defer mu.Unlock()
-			for _, k := range []string{"access_token", "id_token", "refresh_token"} {
-				if s, ok := tok[k].(string); ok && s != "" {
-					secrets = append(secrets, s)
+	idp := oauthtest.RunOIDC(t, func(idp *mockoidc.MockOIDC) {
+		_ = idp.AddMiddleware(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != mockoidc.TokenEndpoint {
+					next.ServeHTTP(w, r)
+					return
 				}
-			}
-			secrets = append(secrets, r.PostFormValue("code"))
+				rec := &recorder{ResponseWriter: w}
+				next.ServeHTTP(rec, r)
+				var tok map[string]any
+				_ = json.Unmarshal(rec.body.Bytes(), &tok)
+				mu.Lock()
+				defer mu.Unlock()
+				for _, k := range []string{"access_token", "id_token", "refresh_token"} {
+					if s, ok := tok[k].(string); ok && s != "" {
+						secrets = append(secrets, s)
+					}
+				}
+				secrets = append(secrets, r.PostFormValue("code"))
+			})
 		})
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := idp.Start(ln, nil); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = idp.Shutdown() }()
 	idp.QueueUser(&mockoidc.MockUser{Subject: "e2e-1", Email: "sso@example.com", EmailVerified: true})
 
 	up, _ := echoUpstream(t)

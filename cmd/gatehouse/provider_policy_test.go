@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
@@ -43,18 +41,7 @@ func newProviderRig(t *testing.T, db string, rules ...string) *providerRig {
 	goog := oauthtest.NewGoogle(oauthtest.Client{ID: "goog-id", Secret: "goog-secret", RedirectURL: base + "/auth/callback/google"}, nil)
 	t.Cleanup(goog.Close)
 	goog.SetIssuer("https://accounts.google.com")
-	idp, err := mockoidc.NewServer(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idpLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := idp.Start(idpLn, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = idp.Shutdown() })
+	idp := oauthtest.RunOIDC(t, nil)
 	if db == "" {
 		db = filepath.Join(t.TempDir(), "g.db")
 	}
@@ -155,32 +142,6 @@ func (r *providerRig) users() []string {
 // headerEqual compares header names ignoring case and reading "_" as "-".
 func headerEqual(a, b string) bool {
 	return strings.EqualFold(strings.ReplaceAll(a, "_", "-"), strings.ReplaceAll(b, "_", "-"))
-}
-
-// claimsUser is an IdP account whose ID token carries exactly these claims
-// beyond iss, sub, aud, exp and nonce.
-type claimsUser struct {
-	sub    string
-	claims map[string]any
-}
-
-func (u claimsUser) ID() string { return u.sub }
-func (u claimsUser) Userinfo([]string) ([]byte, error) {
-	return json.Marshal(map[string]any{"sub": u.sub})
-}
-func (u claimsUser) Claims(_ []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
-	b, err := json.Marshal(base)
-	if err != nil {
-		return nil, err
-	}
-	m := jwt.MapClaims{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	for k, v := range u.claims {
-		m[k] = v
-	}
-	return m, nil
 }
 
 // account is one provider account of a table: which provider, what it
@@ -301,13 +262,13 @@ func oidcAccounts() []account {
 			oidc:   &mockoidc.MockUser{Subject: "o3", Email: "max@idp.example", EmailVerified: true},
 			status: http.StatusForbidden, code: "access_denied"},
 		{name: "group name smuggling the allowed one after a comma", provider: "oidc",
-			oidc:   claimsUser{"o4", map[string]any{"email": "ned@idp.example", "email_verified": true, "groups": []string{"eng,admins", "x,oidc:admins"}}},
+			oidc:   oauthtest.ClaimsUser{Sub: "o4", Extra: map[string]any{"email": "ned@idp.example", "email_verified": true, "groups": []string{"eng,admins", "x,oidc:admins"}}},
 			status: http.StatusForbidden, code: "access_denied"},
 		{name: "group name with a control byte or spaces", provider: "oidc",
-			oidc:   claimsUser{"o5", map[string]any{"email": "ola@idp.example", "email_verified": true, "groups": []string{"admins\n", "admins\x00", " admins", "admins\r\nX-Evil: 1"}}},
+			oidc:   oauthtest.ClaimsUser{Sub: "o5", Extra: map[string]any{"email": "ola@idp.example", "email_verified": true, "groups": []string{"admins\n", "admins\x00", " admins", "admins\r\nX-Evil: 1"}}},
 			status: http.StatusForbidden, code: "access_denied"},
 		{name: "groups claim as one string", provider: "oidc",
-			oidc:   claimsUser{"o6", map[string]any{"email": "pia@idp.example", "email_verified": true, "groups": "admins"}},
+			oidc:   oauthtest.ClaimsUser{Sub: "o6", Extra: map[string]any{"email": "pia@idp.example", "email_verified": true, "groups": "admins"}},
 			status: http.StatusSeeOther, groups: "oidc:admins"},
 	}
 }
@@ -528,7 +489,7 @@ func TestProviderEmailTricksEndToEnd(t *testing.T) {
 	r := newProviderRig(t, "", "--allow-emails-file", emails, "--allow-email-domain", "kcorp.com", "--allow-email-domain", ".corp.com")
 	refused := func(n int, email string) account {
 		return account{name: fmt.Sprintf("%q", email), provider: "oidc",
-			oidc:   claimsUser{fmt.Sprintf("t%d", n), map[string]any{"email": email, "email_verified": true}},
+			oidc:   oauthtest.ClaimsUser{Sub: fmt.Sprintf("t%d", n), Extra: map[string]any{"email": email, "email_verified": true}},
 			status: http.StatusForbidden, code: "access_denied"}
 	}
 	var cases []account
@@ -551,10 +512,10 @@ func TestProviderEmailTricksEndToEnd(t *testing.T) {
 	}
 	cases = append(cases,
 		account{name: "ASCII upper case", provider: "oidc",
-			oidc:   claimsUser{"ok1", map[string]any{"email": "KIM@Corp.COM", "email_verified": true}},
+			oidc:   oauthtest.ClaimsUser{Sub: "ok1", Extra: map[string]any{"email": "KIM@Corp.COM", "email_verified": true}},
 			status: http.StatusSeeOther},
 		account{name: "subdomain of .corp.com", provider: "oidc",
-			oidc:   claimsUser{"ok2", map[string]any{"email": "lou@EU.corp.com", "email_verified": true}},
+			oidc:   oauthtest.ClaimsUser{Sub: "ok2", Extra: map[string]any{"email": "lou@EU.corp.com", "email_verified": true}},
 			status: http.StatusSeeOther},
 	)
 	for _, a := range cases {
