@@ -359,6 +359,12 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	main.ErrorLog = errorLog
 	servers := []*http.Server{main}
 	errc := make(chan error, 4)
+	// serving counts the Serve goroutines: serve returns only after each
+	// has returned, and so closed its listener. One that had not reached
+	// Serve when Shutdown ran would otherwise leave its port accepting
+	// connections nobody answers (and the socket file in place) after the
+	// stop; Serve after Shutdown closes the listener and returns at once.
+	var serving sync.WaitGroup
 	serveOn := func(srv *http.Server, ln net.Listener, tlsOn bool) {
 		var err error
 		if tlsOn {
@@ -371,24 +377,24 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 			errc <- err
 		}
 	}
-	go serveOn(main, ls.main, s.tls != nil)
+	serving.Go(func() { serveOn(main, ls.main, s.tls != nil) })
 	if ls.admin != nil {
 		admin := proxy.NewServer(s.cfg.AdminListen, s.admin)
 		admin.ErrorLog = errorLog
 		servers = append(servers, admin)
-		go serveOn(admin, ls.admin, false)
+		serving.Go(func() { serveOn(admin, ls.admin, false) })
 	}
 	if ls.http != nil {
 		plain := proxy.NewServer(s.cfg.TLS.HTTPListen, s.tls.HTTPHandler)
 		plain.ErrorLog = errorLog
 		servers = append(servers, plain)
-		go serveOn(plain, ls.http, false)
+		serving.Go(func() { serveOn(plain, ls.http, false) })
 	}
 	if ls.socket != nil {
 		// Removed on a clean exit: Shutdown closes the listener, which unlinks the file.
 		sock := &http.Server{Handler: s.adminAPI, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
 		servers = append(servers, sock)
-		go serveOn(sock, ls.socket, false)
+		serving.Go(func() { serveOn(sock, ls.socket, false) })
 	}
 	s.ready.Store(true)
 	s.log.Info("gatehouse started", "listen", ls.main.Addr().String(), "upstream", s.cfg.Upstream.Redacted(),
@@ -411,6 +417,8 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 			cutShort = true
 		}
 	}
+	serving.Wait()
+	ls.close() // a ServeTLS that failed before Serve left its listener open
 	stopBackground()
 	loops.Wait()
 	s.log.Info("gatehouse stopped")

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -452,4 +453,28 @@ func waitRefused(t *testing.T, addr string) {
 		conn.Close()
 	}
 	t.Fatalf("%s still accepts connections", addr)
+}
+
+// serve returns only once every port it served is closed, the admin
+// socket's file included, however early the stop comes: a stop right after
+// the start used to return while a listener's goroutine had not yet
+// reached Serve, so the port went on accepting connections that were then
+// reset (a `users` command took the socket for a live server and failed).
+func TestStopClosesEveryListener(t *testing.T) {
+	up, _ := echoUpstream(t)
+	for i := range 10 {
+		db := filepath.Join(t.TempDir(), "g.db")
+		g := startGatehouse(t, db, "--upstream", up.URL)
+		g.Stop()
+		socket := defaultAdminSocket(db)
+		if _, err := os.Lstat(socket); err == nil {
+			t.Errorf("stop %d: the admin socket %s is still there", i, socket)
+		}
+		for _, addr := range []string{strings.TrimPrefix(g.URL, "http://"), strings.TrimPrefix(g.AdminURL, "http://")} {
+			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				c.Close()
+				t.Errorf("stop %d: %s still accepts connections", i, addr)
+			}
+		}
+	}
 }
