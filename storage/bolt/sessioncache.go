@@ -37,7 +37,8 @@ type sessionCache struct {
 const (
 	sessionCacheShards = 16
 	// maxCachedSessions bounds the memory: about 400 bytes a record, so
-	// some 26 MB at most. A full shard evicts an eighth of its records.
+	// some 26 MB at most. A full shard evicts its stale records, or an
+	// eighth of them when none is stale.
 	maxCachedSessions = 1 << 16
 )
 
@@ -88,15 +89,26 @@ func (c *sessionCache) put(s storage.Session, gen uint64) {
 		sh.records = make(map[storage.Hash]cachedSession)
 	}
 	if len(sh.records) >= maxCachedSessions/sessionCacheShards {
-		sh.evict()
+		sh.evict(gen)
 	}
 	sh.records[s.IDHash] = cachedSession{session: s, gen: gen}
 	sh.mu.Unlock()
 }
 
-// evict makes room in a full shard: an eighth of its records go, arbitrary
-// ones (map order). The caller holds mu.
-func (sh *sessionCacheShard) evict() {
+// evict makes room in a full shard. Records read before generation gen go
+// first, all of them: no read will serve them, and those of deleted
+// sessions would never be read again to be replaced. Only a shard that
+// holds nothing stale loses an eighth of its records, arbitrary ones (map
+// order). The caller holds mu.
+func (sh *sessionCacheShard) evict(gen uint64) {
+	for h, e := range sh.records {
+		if e.gen != gen {
+			delete(sh.records, h)
+		}
+	}
+	if len(sh.records) < maxCachedSessions/sessionCacheShards {
+		return
+	}
 	n := len(sh.records) / 8
 	for h := range sh.records {
 		if n--; n < 0 {

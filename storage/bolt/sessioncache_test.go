@@ -60,6 +60,31 @@ func TestSessionCacheBounded(t *testing.T) {
 	}
 }
 
+// A full shard drops the records no read may serve any more (read before
+// the last write: those of deleted and revoked sessions among them) before
+// it drops any current one.
+func TestSessionCacheEvictsStaleRecordsFirst(t *testing.T) {
+	var c sessionCache
+	perShard := maxCachedSessions / sessionCacheShards
+	stale := c.generation()
+	var h storage.Hash
+	for i := range perShard {
+		binary.BigEndian.PutUint64(h[1:], uint64(i)) // h[0] = 0: all in shard 0
+		c.put(storage.Session{IDHash: h}, stale)
+	}
+	c.invalidate()
+	current := c.generation()
+	var fresh storage.Hash
+	binary.BigEndian.PutUint64(fresh[1:], uint64(perShard))
+	c.put(storage.Session{IDHash: fresh}, current)
+	if n := c.len(); n != 1 {
+		t.Fatalf("after a put into a shard full of stale records, it holds %d, want only the current one", n)
+	}
+	if _, ok := c.get(fresh); !ok {
+		t.Fatal("the current record is not served")
+	}
+}
+
 // A closed store answers nothing from memory: once the lock is released,
 // another process may revoke what it remembers (found by an attack review).
 func TestSessionCacheNotServedAfterClose(t *testing.T) {
