@@ -1,0 +1,81 @@
+package authflows
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// resetBeforePasswordWrite completes the owner's reset just before a
+// password change on the account page writes its hash: the change checked
+// the current password (and hashed the new one, behind the hashing
+// semaphore, up to 2 s when it is busy) before the reset landed, and writes
+// after it.
+type resetBeforePasswordWrite struct {
+	storage.Store
+	ownerHash string
+	done      bool
+}
+
+func (s *resetBeforePasswordWrite) SetPasswordHash(ctx context.Context, userID, hash string) error {
+	if !s.done {
+		s.done = true
+		u, err := s.Store.UserByID(ctx, userID)
+		if err != nil {
+			return err
+		}
+		tok := storage.ResetToken{Hash: storage.HashSecret("owner's token"), UserID: userID, CreatedAt: u.CreatedAt, ExpiresAt: u.CreatedAt.Add(time.Hour)}
+		if err := s.Store.IssueResetToken(ctx, tok); err != nil {
+			return err
+		}
+		if _, _, err := s.Store.CompleteReset(ctx, tok.Hash, u.CreatedAt, s.ownerHash, storage.Mail{}); err != nil {
+			return err
+		}
+	}
+	return s.Store.SetPasswordHash(ctx, userID, hash)
+}
+
+// CR1 and RS3/RS4: an intruder holds a stolen session and the password and
+// changes the password on the account page while the owner completes a
+// reset. The change verified the old password before the reset; it then
+// writes its hash unconditionally (SetPasswordHash, no compare with the
+// hash it checked), undoing the owner's reset, and re-reads the user to
+// make its new session at whatever epoch the user is at now, the reset's
+// bump included: the intruder keeps the account and a session made after
+// the reset, the owner's new password does not work.
+func TestPasswordChangeRacingResetLosesToTheReset(t *testing.T) {
+	const intruderPassword = "the intruder's passphrase 7"
+	wrapped := &resetBeforePasswordWrite{}
+	e := newTestEnv(t, func(c *Config) {
+		wrapped.Store = c.Store.(storage.Store)
+		c.Store = wrapped
+	})
+	u := e.CreateUser(t, "alice@example.com", oldPassword)
+	var err error
+	if wrapped.ownerHash, err = e.Handler.hasher.Hash(t.Context(), normalizePassword(freshPassword)); err != nil {
+		t.Fatal(err)
+	}
+	stolen := e.Login(t, "alice@example.com", oldPassword)
+	resp := e.PostJSON("/auth/account/password", map[string]string{"current_password": oldPassword, "password": intruderPassword, "confirm": intruderPassword}, stolen)
+	if !wrapped.done {
+		t.Fatalf("the owner's reset never ran: change answered %d %s", resp.StatusCode, e.Body(t, resp))
+	}
+	if resp.StatusCode == http.StatusOK {
+		t.Errorf("a password change that checked the password before the owner's reset succeeded after it")
+	}
+	if c := e.SessionCookie(resp); c != nil && c.Value != "" {
+		if me := e.Get("/auth/me", c); me.StatusCode == http.StatusOK {
+			t.Errorf("the intruder holds a session made after the owner's reset")
+		}
+	}
+	stored, err := e.Store.UserByID(t.Context(), u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, _ := e.Handler.hasher.Verify(t.Context(), stored.PasswordHash, normalizePassword(freshPassword)); !ok {
+		t.Errorf("the owner's reset password no longer works: the change overwrote it")
+	}
+}
