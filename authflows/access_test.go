@@ -68,9 +68,7 @@ func TestSignupClosedByDefault(t *testing.T) {
 			}
 
 			u := e.newUser("linked@example.com", true)
-			if err := e.Store.LinkIdentity(t.Context(), storage.Identity{Provider: provider, Subject: "701", UserID: u.ID, CreatedAt: e.Clock.Now()}); err != nil {
-				t.Fatal(err)
-			}
+			linkIdentity(t, e.Store, storage.Identity{Provider: provider, Subject: "701", UserID: u.ID, CreatedAt: e.Clock.Now()})
 			e.setNext(provider, oauthtest.Account{Subject: "701", Email: "linked@example.com", EmailVerified: true})
 			a = e.newBrowser().flow("/auth/login/" + provider)
 			if a.status != http.StatusSeeOther {
@@ -144,9 +142,7 @@ func TestOAuthSignInRefusedByPolicy(t *testing.T) {
 	}{{"in@corp.com", "901", true}, {"out@example.com", "902", false}} {
 		u := e.newUser(tc.email, false)
 		subject := tc.subject
-		if err := e.Store.LinkIdentity(t.Context(), storage.Identity{Provider: "github", Subject: subject, UserID: u.ID, CreatedAt: e.Clock.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		linkIdentity(t, e.Store, storage.Identity{Provider: "github", Subject: subject, UserID: u.ID, CreatedAt: e.Clock.Now()})
 		e.github.SetNext(oauthtest.Account{Subject: subject, Email: tc.email, EmailVerified: true})
 		a := e.newBrowser().flow("/auth/login/github")
 		_, session := a.cookie(oauthCookieName)
@@ -163,9 +159,7 @@ func TestOAuthSignInRefusedByPolicy(t *testing.T) {
 func TestOAuthDisabledUser(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})
 	u := e.newUser("gone@example.com", false)
-	if err := e.Store.LinkIdentity(t.Context(), storage.Identity{Provider: "google", Subject: "g-9", UserID: u.ID, CreatedAt: e.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	linkIdentity(t, e.Store, storage.Identity{Provider: "google", Subject: "g-9", UserID: u.ID, CreatedAt: e.Clock.Now()})
 	if _, err := e.Store.SetUserDisabled(t.Context(), u.ID, true); err != nil {
 		t.Fatal(err)
 	}

@@ -161,22 +161,20 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		h.answerStoreFailure(w, r, err)
 		return
 	}
-	if err := h.store.SetPasswordHash(ctx, u.ID, phc); err != nil {
-		h.answerStoreFailure(w, r, fmt.Errorf("change password: %w", err))
-		return
-	}
-	revoked, err := h.store.DeleteUserSessions(ctx, u.ID)
+	// Only if nothing changed the credentials since the current password was
+	// checked (a reset, a revocation, a disable: CR1); the user's sessions
+	// and reset tokens go with the old password, in the same transaction.
+	u, revoked, err := h.store.ChangePassword(ctx, u.ID, u.Epoch, phc)
 	if err != nil {
-		h.answerStoreFailure(w, r, fmt.Errorf("change password: revoke sessions: %w", err))
+		h.answerStoreFailure(w, r, fmt.Errorf("change password: %w", err))
 		return
 	}
 	h.event(r, "password_changed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
 	h.recordAudit(r, audit.PasswordChanged, u.ID, u.Email, "")
 	h.mailPasswordNotice(r, u)
-	if u, err = h.store.UserByID(ctx, u.ID); err == nil { // its credential epoch may have moved
-		err = h.startSession(w, r, u, s.Method, s.Groups) // the same sign-in, a new session id
-	}
-	if err != nil {
+	// The same sign-in, a new session id, at the epoch this change made:
+	// refused if anything changed the credentials since.
+	if err := h.startSession(w, r, u, s.Method, s.Groups); err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("change password: new session: %w", err))
 		return
 	}

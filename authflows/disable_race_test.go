@@ -56,9 +56,7 @@ func TestDisableRacingOAuthSignIn(t *testing.T) {
 		return disablingStore{s}
 	}})
 	u := e.newUser("linked@example.com", false)
-	if err := e.Store.LinkIdentity(t.Context(), storage.Identity{Provider: "github", Subject: "77", UserID: u.ID, CreatedAt: e.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	linkIdentity(t, e.Store, storage.Identity{Provider: "github", Subject: "77", UserID: u.ID, CreatedAt: e.Clock.Now()})
 	e.github.SetNext(oauthtest.Account{Subject: "77", Email: "linked@example.com", EmailVerified: true})
 	b := e.newBrowser()
 	if a := b.flow("/auth/login/github"); a.status != http.StatusForbidden || a.problemCode() != "account_disabled" {

@@ -210,6 +210,27 @@ func (e *testEnv) StartSession(t testing.TB, u storage.User) *http.Cookie {
 	return &http.Cookie{Name: e.Config.CookieName, Value: sessionID}
 }
 
+// linkIdentity links id in s as the link callback does, for a session of
+// the user at its current epoch, made for the purpose and deleted after.
+func linkIdentity(t testing.TB, s storage.Store, id storage.Identity) {
+	t.Helper()
+	u, err := s.UserByID(t.Context(), id.UserID)
+	if err != nil {
+		t.Fatalf("user of the identity: %v", err)
+	}
+	sess := storage.Session{IDHash: storage.HashSecret(newSecret()), UserID: u.ID, Email: u.Email, Epoch: u.Epoch,
+		CreatedAt: id.CreatedAt, LastSeen: id.CreatedAt, ExpiresAt: id.CreatedAt.Add(time.Hour)}
+	if err := s.CreateSession(t.Context(), sess); err != nil {
+		t.Fatalf("the linking session: %v", err)
+	}
+	if err := s.LinkIdentity(t.Context(), id, sess.IDHash); err != nil {
+		t.Fatalf("link %s identity: %v", id.Provider, err)
+	}
+	if err := s.DeleteSession(t.Context(), sess.IDHash); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // SessionCookie returns the session cookie the answer sets, or nil.
 func (e *testEnv) SessionCookie(resp *http.Response) *http.Cookie {
 	for _, c := range resp.Cookies() {
@@ -378,11 +399,18 @@ func (s faultyStore) UserByID(ctx context.Context, id string) (storage.User, err
 	return s.Store.UserByID(ctx, id)
 }
 
-func (s faultyStore) SetPasswordHash(ctx context.Context, userID, hash string) error {
-	if s.fail["SetPasswordHash"] {
+func (s faultyStore) UpgradePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+	if s.fail["UpgradePasswordHash"] {
 		return errFaultyStore
 	}
-	return s.Store.SetPasswordHash(ctx, userID, hash)
+	return s.Store.UpgradePasswordHash(ctx, userID, oldHash, newHash)
+}
+
+func (s faultyStore) ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error) {
+	if s.fail["ChangePassword"] {
+		return storage.User{}, 0, errFaultyStore
+	}
+	return s.Store.ChangePassword(ctx, userID, epoch, hash)
 }
 
 func (s faultyStore) IdentitiesOfUser(ctx context.Context, userID string) ([]storage.Identity, error) {

@@ -27,7 +27,7 @@ func TestInviteVoidOnceThePasswordIsSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Store.SetPasswordHash(t.Context(), u.ID, hash); err != nil {
+	if _, err := e.Store.SetPasswordHash(t.Context(), u.ID, hash); err != nil {
 		t.Fatal(err)
 	}
 	session := e.Login(t, "ivy@example.com", "the operator's long passphrase")

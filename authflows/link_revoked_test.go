@@ -19,11 +19,11 @@ type revokedBeforeLink struct {
 	revoke func(ctx context.Context, s storage.Store, userID string) error
 }
 
-func (s revokedBeforeLink) LinkIdentity(ctx context.Context, id storage.Identity) error {
+func (s revokedBeforeLink) LinkIdentity(ctx context.Context, id storage.Identity, session storage.Hash) error {
 	if err := s.revoke(ctx, s.Store, id.UserID); err != nil {
 		return err
 	}
-	return s.Store.LinkIdentity(ctx, id)
+	return s.Store.LinkIdentity(ctx, id, session)
 }
 
 // OA7 and CR1: a link completes only for the session that started it, and

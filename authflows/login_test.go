@@ -435,13 +435,17 @@ func TestLoginKeepsStrongerHash(t *testing.T) {
 // A failed upgrade does not stop the sign-in.
 func TestLoginUpgradeFailureStillSignsIn(t *testing.T) {
 	env := newTestEnv(t, func(c *Config) {
-		c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("SetPasswordHash")}
+		c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("UpgradePasswordHash")}
 	})
 	oldHash, _ := NewHasher(HashParams{Memory: 32, Time: 1, Threads: 1}).Hash(t.Context(), alicePassword)
-	if err := env.Store.CreateUser(t.Context(), storage.User{ID: randomUserID(), Email: aliceEmail, PasswordHash: oldHash}); err != nil {
+	u := storage.User{ID: randomUserID(), Email: aliceEmail, PasswordHash: oldHash}
+	if err := env.Store.CreateUser(t.Context(), u); err != nil {
 		t.Fatal(err)
 	}
 	env.Login(t, aliceEmail, alicePassword)
+	if got, _ := env.Store.UserByID(t.Context(), u.ID); got.PasswordHash != oldHash {
+		t.Error("the hash was upgraded: the failing upgrade was never tried")
+	}
 }
 
 // Store failures fail closed: 503, never a session.

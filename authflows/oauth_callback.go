@@ -243,9 +243,18 @@ func (h *Handler) answerAccountExists(w http.ResponseWriter, r *http.Request, p 
 
 // completeLink attaches the identity to the session's user. The session is
 // kept as it is: no session cookie is set (the contract's "no new session").
+// The store links only while that session still stands: a reset, a
+// revocation or a disable that landed while the provider answered leaves
+// nothing linked (OA7, CR1).
 func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provider, flow storage.OAuthFlow, s storage.Session, id providerIdentity) {
 	identity := storage.Identity{Provider: p.Name, Subject: id.Subject, Email: id.Email, UserID: s.UserID, CreatedAt: h.now()}
-	err := h.store.LinkIdentity(r.Context(), identity)
+	err := h.store.LinkIdentity(r.Context(), identity, s.IDHash)
+	if errors.Is(err, storage.ErrCredentialsChanged) {
+		h.oauthEvent(r, p.Name, "refused", slog.String("user_id", s.UserID), slog.String("reason", "session ended"))
+		h.expireCookie(w)
+		web.WriteProblem(w, r, errCredentialsChanged)
+		return
+	}
 	if errors.Is(err, storage.ErrIdentityInUse) {
 		h.oauthEvent(r, p.Name, "refused", slog.String("user_id", s.UserID), slog.String("reason", "identity in use"))
 		web.WriteProblem(w, r, h.linkConflict(r, p, s.UserID))

@@ -20,32 +20,32 @@ type resetBeforePasswordWrite struct {
 	done      bool
 }
 
-func (s *resetBeforePasswordWrite) SetPasswordHash(ctx context.Context, userID, hash string) error {
+func (s *resetBeforePasswordWrite) ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error) {
 	if !s.done {
 		s.done = true
 		u, err := s.Store.UserByID(ctx, userID)
 		if err != nil {
-			return err
+			return storage.User{}, 0, err
 		}
 		tok := storage.ResetToken{Hash: storage.HashSecret("owner's token"), UserID: userID, CreatedAt: u.CreatedAt, ExpiresAt: u.CreatedAt.Add(time.Hour)}
 		if err := s.Store.IssueResetToken(ctx, tok); err != nil {
-			return err
+			return storage.User{}, 0, err
 		}
 		if _, _, err := s.Store.CompleteReset(ctx, tok.Hash, u.CreatedAt, s.ownerHash, storage.Mail{}); err != nil {
-			return err
+			return storage.User{}, 0, err
 		}
 	}
-	return s.Store.SetPasswordHash(ctx, userID, hash)
+	return s.Store.ChangePassword(ctx, userID, epoch, hash)
 }
 
 // CR1 and RS3/RS4: an intruder holds a stolen session and the password and
 // changes the password on the account page while the owner completes a
 // reset. The change verified the old password before the reset; it then
-// writes its hash unconditionally (SetPasswordHash, no compare with the
-// hash it checked), undoing the owner's reset, and re-reads the user to
-// make its new session at whatever epoch the user is at now, the reset's
-// bump included: the intruder keeps the account and a session made after
-// the reset, the owner's new password does not work.
+// used to write its hash unconditionally, undoing the owner's reset, and
+// re-read the user to make its new session at whatever epoch the user was
+// at then, the reset's bump included: the intruder kept the account and a
+// session made after the reset. ChangePassword now refuses a change checked
+// at an older epoch.
 func TestPasswordChangeRacingResetLosesToTheReset(t *testing.T) {
 	const intruderPassword = "the intruder's passphrase 7"
 	wrapped := &resetBeforePasswordWrite{}

@@ -326,9 +326,7 @@ func TestMe(t *testing.T) {
 	if err := env.Store.CreateUserWithIdentity(t.Context(), bob, bobGitHub); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.LinkIdentity(t.Context(), storage.Identity{Provider: "google", Subject: "g-1", Email: "bob@gmail.example", UserID: bob.ID, CreatedAt: env.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	linkIdentity(t, env.Store, storage.Identity{Provider: "google", Subject: "g-1", Email: "bob@gmail.example", UserID: bob.ID, CreatedAt: env.Clock.Now()})
 
 	tests := []struct {
 		name   string

@@ -42,7 +42,7 @@ type accountStore interface {
 	UnlinkIdentity(ctx context.Context, userID, provider string) error
 	SessionsOfUser(ctx context.Context, userID string) ([]storage.Session, error)
 	DeleteUserSessions(ctx context.Context, userID string) (int, error)
-	SetPasswordHash(ctx context.Context, userID, hash string) error
+	ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error)
 	EnqueueMail(ctx context.Context, m storage.Mail) (uint64, error)
 }
 
@@ -71,5 +71,5 @@ type oauthStore interface {
 	UserByIdentity(ctx context.Context, provider, subject string) (storage.User, error)
 	IdentitiesOfUser(ctx context.Context, userID string) ([]storage.Identity, error)
 	CreateUserWithIdentity(ctx context.Context, u storage.User, id storage.Identity) error
-	LinkIdentity(ctx context.Context, id storage.Identity) error
+	LinkIdentity(ctx context.Context, id storage.Identity, session storage.Hash) error
 }

@@ -189,14 +189,27 @@ type Store interface {
 	UserByID(ctx context.Context, id string) (User, error)
 	UserByEmail(ctx context.Context, email string) (User, error) // email is normalized by the store
 	ListUsers(ctx context.Context) ([]User, error)
-	// SetPasswordHash replaces the user's password hash and bumps the
-	// user's credential Epoch, so no session made before can be created
-	// after (see CreateSession). ErrNotFound for an unknown user.
-	SetPasswordHash(ctx context.Context, userID, hash string) error
+	// SetPasswordHash is an administrator's password change: in one
+	// transaction it replaces the user's password hash (empty removes the
+	// password), bumps the user's credential Epoch (no session checked
+	// before can be created after, see CreateSession), voids every reset
+	// token of the user and deletes every session of the user, and reports
+	// how many sessions went (CR1). ErrNotFound for an unknown user.
+	SetPasswordHash(ctx context.Context, userID, hash string) (sessionsDeleted int, err error)
+	// ChangePassword is a password change the user asked for: what
+	// SetPasswordHash does, only if the user is still enabled and at epoch
+	// (the Epoch read when the current password was checked); otherwise
+	// ErrCredentialsChanged and nothing is written, so a change that checked
+	// the old password cannot undo a reset, a revocation or a disable that
+	// landed meanwhile. It returns the updated user, whose new Epoch is the
+	// one the changing browser's next session must carry.
+	ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (User, int, error)
 	// SetUserDisabled sets the user's Disabled flag. Disabling also deletes
-	// every session of the user and bumps the user's Epoch, in the same
-	// transaction, and reports how many sessions went (AP2); enabling
-	// deletes nothing. Unknown user: ErrNotFound and nothing is written.
+	// every session of the user, voids every reset and invitation token of
+	// the user (enabling again revives none) and bumps the user's Epoch, in
+	// the same transaction, and reports how many
+	// sessions went (AP2); enabling deletes nothing. Unknown user:
+	// ErrNotFound and nothing is written.
 	SetUserDisabled(ctx context.Context, userID string, disabled bool) (sessionsDeleted int, err error)
 	// UpgradePasswordHash replaces the hash with newHash only if it is still
 	// oldHash (the re-hash of a verified password with current parameters):
@@ -210,9 +223,14 @@ type Store interface {
 	CreateUserWithIdentity(ctx context.Context, u User, id Identity) error
 	UserByIdentity(ctx context.Context, provider, subject string) (User, error)
 	IdentitiesOfUser(ctx context.Context, userID string) ([]Identity, error)
-	// LinkIdentity attaches id to id.UserID. Already linked to that user: nil,
+	// LinkIdentity attaches id to id.UserID for the signed-in session whose
+	// hash is session, in one transaction and only while that session
+	// exists, belongs to id.UserID and its user is enabled and still at the
+	// session's Epoch: otherwise ErrCredentialsChanged and nothing is
+	// written, so a link that finishes after a reset, a revocation or a
+	// disable attaches nothing (OA7). Already linked to that user: nil,
 	// nothing changes. Linked to another user: ErrIdentityInUse.
-	LinkIdentity(ctx context.Context, id Identity) error
+	LinkIdentity(ctx context.Context, id Identity, session Hash) error
 	// UnlinkIdentity detaches the user's identity of provider: ErrNotLinked, or
 	// ErrLastLoginMethod when the user has no password and no other identity.
 	UnlinkIdentity(ctx context.Context, userID, provider string) error
@@ -258,7 +276,8 @@ type Store interface {
 	// one transaction. Unknown user: ErrNotFound and nothing is written.
 	IssueResetToken(ctx context.Context, t ResetToken) error
 	// ResetTokenUser returns the user of a valid token (known, unused, not
-	// expired at now) without consuming it; otherwise ErrNotFound.
+	// expired at now, its user not disabled) without consuming it;
+	// otherwise ErrNotFound.
 	ResetTokenUser(ctx context.Context, tokenHash Hash, now time.Time) (User, error)
 	// CompleteReset, in one transaction: checks the token as ResetTokenUser
 	// does (ErrNotFound), consumes it, sets the password hash, voids every

@@ -103,7 +103,7 @@ type Store interface {
 	UserByEmail(ctx context.Context, email string) (storage.User, error)
 	ListUsers(ctx context.Context) ([]storage.User, error)
 	IdentitiesOfUser(ctx context.Context, userID string) ([]storage.Identity, error)
-	SetPasswordHash(ctx context.Context, userID, hash string) error
+	SetPasswordHash(ctx context.Context, userID, hash string) (sessionsDeleted int, err error)
 	SetUserDisabled(ctx context.Context, userID string, disabled bool) (int, error)
 	DeleteUser(ctx context.Context, userID string) error
 	DeleteUserSessions(ctx context.Context, userID string) (int, error)
@@ -271,10 +271,7 @@ func (s *Service) SetPassword(ctx context.Context, email, password string) (Chan
 	if err != nil {
 		return Change{}, refuse(CodeWeakPassword, "password refused: %v", err)
 	}
-	if err := s.Store.SetPasswordHash(ctx, u.ID, hash); err != nil {
-		return Change{}, err
-	}
-	n, err := s.Store.DeleteUserSessions(ctx, u.ID)
+	n, err := s.Store.SetPasswordHash(ctx, u.ID, hash) // ends the sessions and voids reset links too
 	if err != nil {
 		return Change{}, err
 	}

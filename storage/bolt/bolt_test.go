@@ -167,6 +167,7 @@ func TestMissesWriteNothing(t *testing.T) {
 	must(t, s.IssueResetToken(ctx, storage.ResetToken{Hash: storage.HashSecret("expired"), UserID: "u1",
 		CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Minute)}))
 	unknown := storage.HashSecret("unknown")
+	linking := storage.HashSecret("linking session")
 	misses := map[string]func() error{
 		"Session":            func() error { _, err := s.Session(ctx, unknown); return err },
 		"DeleteSession":      func() error { return s.DeleteSession(ctx, unknown) },
@@ -184,10 +185,11 @@ func TestMissesWriteNothing(t *testing.T) {
 		"DeleteExpiredResetTokens": func() error { _, err := s.DeleteExpiredResetTokens(ctx, now.Add(-time.Hour)); return err },
 		"DeleteMail":               func() error { return s.DeleteMail(ctx, 999) },
 		"LinkIdentity again": func() error {
-			return s.LinkIdentity(ctx, storage.Identity{Provider: "github", Subject: "1", UserID: "u1"})
+			return s.LinkIdentity(ctx, storage.Identity{Provider: "github", Subject: "1", UserID: "u1"}, linking)
 		},
 	}
-	must(t, s.LinkIdentity(ctx, storage.Identity{Provider: "github", Subject: "1", UserID: "u1"}))
+	must(t, s.CreateSession(ctx, storage.Session{IDHash: linking, UserID: "u1", CreatedAt: now, LastSeen: now, ExpiresAt: now.Add(time.Hour)}))
+	must(t, s.LinkIdentity(ctx, storage.Identity{Provider: "github", Subject: "1", UserID: "u1"}, linking))
 	for name, miss := range misses {
 		before := txID(t, s)
 		err := miss()

@@ -74,14 +74,22 @@ func (s *Store) IdentitiesOfUser(ctx context.Context, userID string) ([]storage.
 	return ids, err
 }
 
-// LinkIdentity attaches id to the existing user id.UserID (storage.ErrNotFound
-// if there is none). Already linked to that user: nil and nothing changes.
-// Linked to another user: storage.ErrIdentityInUse. A user holds at most one
+// LinkIdentity attaches id to the user id.UserID for the session whose hash
+// is session: only while that session exists, is the user's, and the user
+// is enabled and at the session's Epoch (storage.ErrCredentialsChanged
+// otherwise). Already linked to that user: nil and nothing changes. Linked
+// to another user: storage.ErrIdentityInUse. A user holds at most one
 // identity per provider: linking a second account of the same provider also
 // fails with storage.ErrIdentityInUse and keeps the first.
-func (s *Store) LinkIdentity(ctx context.Context, id storage.Identity) error {
+func (s *Store) LinkIdentity(ctx context.Context, id storage.Identity, session storage.Hash) error {
 	return s.update(ctx, func(tx *bbolt.Tx) error {
 		if err := checkIdentity(id); err != nil {
+			return err
+		}
+		if _, err := getUser(tx, id.UserID); err != nil {
+			return err
+		}
+		if err := checkLinkingSession(tx, id.UserID, session); err != nil {
 			return err
 		}
 		if v := tx.Bucket(bucketIdentities).Get(identityKey(id.Provider, id.Subject)); v != nil {
@@ -94,15 +102,30 @@ func (s *Store) LinkIdentity(ctx context.Context, id storage.Identity) error {
 			}
 			return fmt.Errorf("storage/bolt: link identity: %w", storage.ErrIdentityInUse)
 		}
-		if _, err := getUser(tx, id.UserID); err != nil {
-			return err
-		}
 		if tx.Bucket(bucketUserIdentities).Get(append(userPrefix(id.UserID), id.Provider...)) != nil {
 			return fmt.Errorf("storage/bolt: link identity: user already has a %s identity: %w",
 				id.Provider, storage.ErrIdentityInUse)
 		}
 		return putIdentity(tx, id)
 	})
+}
+
+// checkLinkingSession fails with storage.ErrCredentialsChanged unless the
+// session under h exists, belongs to userID, and its user is enabled and
+// at the session's Epoch (checkSessionUser).
+func checkLinkingSession(tx *bbolt.Tx, userID string, h storage.Hash) error {
+	v := tx.Bucket(bucketSessions).Get(h[:])
+	if v == nil {
+		return fmt.Errorf("storage/bolt: link identity: the session has ended: %w", storage.ErrCredentialsChanged)
+	}
+	sess, err := decodeSession(h, v)
+	if err != nil {
+		return err
+	}
+	if sess.UserID != userID {
+		return fmt.Errorf("storage/bolt: link identity: the session is another user's: %w", storage.ErrCredentialsChanged)
+	}
+	return checkSessionUser(tx, sess)
 }
 
 // UnlinkIdentity detaches the user's identity of provider:

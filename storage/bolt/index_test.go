@@ -127,7 +127,8 @@ func TestTokenOperationsKeepIndexesExact(t *testing.T) {
 					op = "SetUserDisabled"
 					_, err = s.SetUserDisabled(ctx, id, rng.IntN(2) == 0)
 				case 11:
-					op, err = "SetPasswordHash", s.SetPasswordHash(ctx, id, "")
+					op = "SetPasswordHash"
+					_, err = s.SetPasswordHash(ctx, id, "")
 				case 12:
 					op, err = "QueueResetMail", s.QueueResetMail(ctx, id, now)
 				}

@@ -77,7 +77,8 @@ func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken) error
 }
 
 // ResetTokenUser returns the user of a valid token (known, unused, not
-// expired at now) without consuming it; otherwise storage.ErrNotFound.
+// expired at now, its user not disabled) without consuming it; otherwise
+// storage.ErrNotFound.
 func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now time.Time) (storage.User, error) {
 	var u storage.User
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
@@ -106,14 +107,8 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 		if u, err = tokenUser(tx, resetKind, tokenHash, now); err != nil {
 			return err
 		}
-		u.PasswordHash = passwordHash
-		if u, err = putUserBumped(tx, u); err != nil {
-			return err
-		}
-		if err := voidTokens(tx, resetKind, u.ID); err != nil { // the used token included
-			return err
-		}
-		if sessions, err = deleteUserSessions(tx, u.ID); err != nil {
+		// Voids every reset token of the user, the used one included.
+		if u, sessions, err = replacePassword(tx, u, passwordHash); err != nil {
 			return err
 		}
 		if notice.To != "" {

@@ -24,10 +24,23 @@ type tokenKind struct {
 
 var (
 	resetKind = tokenKind{what: "reset token", tokens: bucketResetTokens, byUser: bucketUserTokens,
-		mailKind: storage.MailKindPasswordReset, user: getUser}
+		mailKind: storage.MailKindPasswordReset, user: enabledUser}
 	inviteKind = tokenKind{what: "token", tokens: bucketInviteTokens, byUser: bucketUserInvites,
 		mailKind: storage.MailKindInvite, user: invitedUser}
 )
+
+// enabledUser is the user a reset token may act for: one not disabled (a
+// token issued before the disable is void, as SetUserDisabled voids it).
+func enabledUser(tx *bbolt.Tx, userID string) (storage.User, error) {
+	u, err := getUser(tx, userID)
+	if err != nil {
+		return storage.User{}, err
+	}
+	if u.Disabled {
+		return storage.User{}, notFound("reset token")
+	}
+	return u, nil
+}
 
 // queueTokenMail voids every token of kind k of u and queues the job that
 // mints a new one at delivery, due at now. The job holds no token.

@@ -81,19 +81,68 @@ func (s *Store) ListUsers(ctx context.Context) ([]storage.User, error) {
 	return users, nil
 }
 
-// SetPasswordHash replaces the user's password hash (empty removes the
-// password) and bumps the user's Epoch; storage.ErrNotFound for an unknown
-// user.
-func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) error {
-	return s.update(ctx, func(tx *bbolt.Tx) error {
+// SetPasswordHash, in one transaction, replaces the user's password hash
+// (empty removes the password), bumps the user's Epoch, voids the user's
+// reset tokens and deletes the user's sessions; it reports how many went.
+// storage.ErrNotFound for an unknown user.
+func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) (int, error) {
+	var n int
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		u, err := getUser(tx, userID)
 		if err != nil {
 			return err
 		}
-		u.PasswordHash = hash
-		_, err = putUserBumped(tx, u)
+		_, n, err = replacePassword(tx, u, hash)
 		return err
 	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// ChangePassword does what SetPasswordHash does if the user is enabled and
+// still at epoch; storage.ErrCredentialsChanged and nothing written
+// otherwise. It returns the updated user and the sessions deleted.
+func (s *Store) ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error) {
+	var (
+		u storage.User
+		n int
+	)
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		if u, err = getUser(tx, userID); err != nil {
+			return err
+		}
+		if u.Disabled || u.Epoch != epoch {
+			return fmt.Errorf("storage/bolt: change password: %w", storage.ErrCredentialsChanged)
+		}
+		u, n, err = replacePassword(tx, u, hash)
+		return err
+	})
+	if err != nil {
+		return storage.User{}, 0, err
+	}
+	return u, n, nil
+}
+
+// replacePassword, inside tx, gives u the password hash, bumps its Epoch,
+// voids its reset tokens and deletes its sessions: every way a password
+// is replaced (a reset, a change, an administrator's) does all four.
+func replacePassword(tx *bbolt.Tx, u storage.User, hash string) (storage.User, int, error) {
+	u.PasswordHash = hash
+	u, err := putUserBumped(tx, u)
+	if err != nil {
+		return storage.User{}, 0, err
+	}
+	if err := voidTokens(tx, resetKind, u.ID); err != nil {
+		return storage.User{}, 0, err
+	}
+	n, err := deleteUserSessions(tx, u.ID)
+	if err != nil {
+		return storage.User{}, 0, err
+	}
+	return u, n, nil
 }
 
 // getUser reads and decodes one user inside tx.
@@ -109,8 +158,10 @@ func getUser(tx *bbolt.Tx, id string) (storage.User, error) {
 }
 
 // SetUserDisabled sets the user's Disabled flag; disabling also deletes
-// every session of the user and bumps the credential epoch, all in one
-// transaction (AP2). storage.ErrNotFound for an unknown user.
+// every session of the user, voids the user's reset and invitation tokens
+// (enabling revives none) and bumps the credential epoch, all in one
+// transaction (AP2, AD2). storage.ErrNotFound for
+// an unknown user.
 func (s *Store) SetUserDisabled(ctx context.Context, userID string, disabled bool) (int, error) {
 	var deleted int
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
@@ -123,6 +174,11 @@ func (s *Store) SetUserDisabled(ctx context.Context, userID string, disabled boo
 			u.Epoch++
 			if deleted, err = deleteUserSessions(tx, u.ID); err != nil {
 				return err
+			}
+			for _, k := range []tokenKind{resetKind, inviteKind} {
+				if err := voidTokens(tx, k, u.ID); err != nil {
+					return err
+				}
 			}
 		}
 		return tx.Bucket(bucketUsers).Put([]byte(u.ID), encodeUser(u))

@@ -53,7 +53,7 @@ func TestOnWriteReportsDiskFailures(t *testing.T) {
 	defer s.Close()
 	ctx := t.Context()
 	must(t, s.CreateUser(ctx, storage.User{ID: "u1", Email: "a@example.com"}))
-	if err := s.SetPasswordHash(ctx, "nobody", "x"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.SetPasswordHash(ctx, "nobody", "x"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("SetPasswordHash(unknown): %v", err)
 	}
 	mu.Lock()

@@ -184,6 +184,25 @@ func TestLocalRevocationImmediate(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"SetPasswordHash", func(t *testing.T, f *fixture) {
+			if _, err := f.c.SetPasswordHash(t.Context(), f.sess.UserID, "$argon2id$new"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"ChangePassword", func(t *testing.T, f *fixture) {
+			u, err := f.c.UserByID(t.Context(), f.sess.UserID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := f.c.ChangePassword(t.Context(), u.ID, u.Epoch, "$argon2id$new"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"SetUserDisabled", func(t *testing.T, f *fixture) {
+			if _, err := f.c.SetUserDisabled(t.Context(), f.sess.UserID, true); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, cache.Options{HeartbeatTimeout: time.Hour})

@@ -42,6 +42,20 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 	return u, n, err
 }
 
+// SetPasswordHash replaces the password and forgets the user's sessions.
+func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) (int, error) {
+	n, err := s.Store.SetPasswordHash(ctx, userID, hash)
+	s.InvalidateUser(userID)
+	return n, err
+}
+
+// ChangePassword changes the password and forgets the user's sessions.
+func (s *Store) ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error) {
+	u, n, err := s.Store.ChangePassword(ctx, userID, epoch, hash)
+	s.InvalidateUser(userID)
+	return u, n, err
+}
+
 // TouchSessions passes through and moves LastSeen of cached entries, so
 // that the idle check on this replica sees its own touches.
 func (s *Store) TouchSessions(ctx context.Context, lastSeen map[storage.Hash]time.Time) error {

@@ -13,9 +13,9 @@ import (
 // CreateSession's check and the bumps in sessions.go, users.go, reset.go).
 
 // SetUserDisabled sets the user's Disabled flag. Disabling also deletes
-// (and notifies) every session of the user and bumps the user's Epoch, in
-// the same transaction; it reports the sessions deleted. Unknown user:
-// storage.ErrNotFound.
+// (and notifies) every session of the user, voids the user's reset and
+// invitation tokens (enabling revives none) and bumps the user's Epoch, in the same transaction; it reports the
+// sessions deleted. Unknown user: storage.ErrNotFound.
 func (s *Store) SetUserDisabled(ctx context.Context, userID string, disabled bool) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -28,6 +28,11 @@ func (s *Store) SetUserDisabled(ctx context.Context, userID string, disabled boo
 		}
 		if _, err := tx.Exec(ctx, "UPDATE users SET disabled = true, epoch = epoch + 1 WHERE id = $1", userID); err != nil {
 			return wrap("disable user", err)
+		}
+		for _, k := range []tokenKind{resetTokens, inviteTokens} {
+			if _, err := tx.Exec(ctx, "DELETE FROM "+k.table+" WHERE user_id = $1", userID); err != nil {
+				return wrap("disable user: "+k.what+" tokens", err)
+			}
 		}
 		var err error
 		n, err = deleteUserSessions(ctx, tx, userID)

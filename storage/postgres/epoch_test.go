@@ -48,7 +48,12 @@ func TestEpochBumpedByEveryCredentialChange(t *testing.T) {
 		change func(t *testing.T, s *postgres.Store, u storage.User) error
 	}{
 		{"SetPasswordHash", func(t *testing.T, s *postgres.Store, u storage.User) error {
-			return s.SetPasswordHash(t.Context(), u.ID, "$argon2id$changed")
+			_, err := s.SetPasswordHash(t.Context(), u.ID, "$argon2id$changed")
+			return err
+		}},
+		{"ChangePassword", func(t *testing.T, s *postgres.Store, u storage.User) error {
+			_, _, err := s.ChangePassword(t.Context(), u.ID, u.Epoch, "$argon2id$changed")
+			return err
 		}},
 		{"DeleteUserSessions", func(t *testing.T, s *postgres.Store, u storage.User) error {
 			_, err := s.DeleteUserSessions(t.Context(), u.ID)

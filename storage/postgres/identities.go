@@ -99,22 +99,35 @@ func (s *Store) IdentitiesOfUser(ctx context.Context, userID string) ([]storage.
 	return ids, nil
 }
 
-// LinkIdentity attaches id to the existing user id.UserID (storage.ErrNotFound
-// if there is none). Already linked to that user: nil and nothing changes.
-// Linked to another user, or the user has another account of the provider:
+// LinkIdentity attaches id to the user id.UserID for the session whose hash
+// is session: only while that session exists, is the user's, and the user
+// is enabled and at the session's Epoch (storage.ErrCredentialsChanged
+// otherwise). Already linked to that user: nil and nothing changes. Linked
+// to another user, or the user has another account of the provider:
 // storage.ErrIdentityInUse.
-func (s *Store) LinkIdentity(ctx context.Context, id storage.Identity) error {
+func (s *Store) LinkIdentity(ctx context.Context, id storage.Identity, session storage.Hash) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		if err := checkIdentity(id); err != nil {
 			return err
 		}
-		// Lock the user row: a concurrent unlink or delete waits for us.
-		var one int
-		if err := tx.QueryRow(ctx, "SELECT 1 FROM users WHERE id = $1 FOR UPDATE", id.UserID).Scan(&one); err != nil {
-			return wrap("link identity: user", err)
+		// Lock the user row: a concurrent unlink, delete or credential
+		// change waits for us, or has ended the session before we look.
+		u, err := lockUser(ctx, tx, id.UserID)
+		if err != nil {
+			return wrap2("link identity", err)
+		}
+		var epoch int64
+		err = tx.QueryRow(ctx, "SELECT epoch FROM sessions WHERE id_hash = $1 AND user_id = $2", session[:], id.UserID).Scan(&epoch)
+		switch {
+		case err == pgx.ErrNoRows:
+			return fmt.Errorf("storage/postgres: link identity: the session has ended: %w", storage.ErrCredentialsChanged)
+		case err != nil:
+			return wrap("link identity: session", err)
+		case u.Disabled || u.Epoch != uint64(epoch):
+			return fmt.Errorf("storage/postgres: link identity: %w", storage.ErrCredentialsChanged)
 		}
 		var owner string
-		err := tx.QueryRow(ctx, "SELECT user_id FROM identities WHERE provider = $1 AND subject = $2",
+		err = tx.QueryRow(ctx, "SELECT user_id FROM identities WHERE provider = $1 AND subject = $2",
 			id.Provider, id.Subject).Scan(&owner)
 		switch {
 		case err == nil && owner == id.UserID:

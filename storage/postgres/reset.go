@@ -131,10 +131,11 @@ func (s *Store) IssueResetToken(ctx context.Context, t storage.ResetToken) error
 }
 
 // ResetTokenUser returns the user of a valid token (known, unused, not
-// expired at now) without consuming it; otherwise storage.ErrNotFound.
+// expired at now, its user not disabled) without consuming it; otherwise
+// storage.ErrNotFound.
 func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now time.Time) (storage.User, error) {
 	u, err := scanUser(s.pool.QueryRow(ctx, "SELECT "+prefixed("u.", userColumns)+
-		" FROM reset_tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = $1 AND t.expires_at > $2",
+		" FROM reset_tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = $1 AND t.expires_at > $2 AND NOT u.disabled",
 		tokenHash[:], now))
 	if err != nil {
 		return storage.User{}, wrap("reset token", err)
@@ -142,12 +143,14 @@ func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now 
 	return u, nil
 }
 
-// CompleteReset, in one transaction: consumes a valid token (else
-// storage.ErrNotFound, nothing written), sets the password hash, voids the
-// user's other tokens, bumps the user's Epoch, deletes (and notifies) every
-// session of the user and
-// queues notice unless notice.To is empty. Of concurrent calls with one
-// token exactly one succeeds: the DELETE ... RETURNING takes the row once.
+// CompleteReset, in one transaction: consumes a valid token of an enabled
+// user (else storage.ErrNotFound, nothing written), sets the password hash,
+// voids the user's other tokens, bumps the user's Epoch, deletes (and
+// notifies) every session of the user and queues notice unless notice.To
+// is empty. The user's row is locked before the token's, the order every
+// change of a user's credentials takes (a disable voids the tokens under
+// that lock), so none of them deadlocks with another. Of concurrent calls
+// with one token exactly one succeeds: the DELETE takes the row once.
 func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now time.Time,
 	passwordHash string, notice storage.Mail) (storage.User, int, error) {
 	var (
@@ -156,22 +159,27 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 	)
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var userID string
-		err := tx.QueryRow(ctx, "DELETE FROM reset_tokens WHERE hash = $1 AND expires_at > $2 RETURNING user_id",
+		err := tx.QueryRow(ctx, "SELECT user_id FROM reset_tokens WHERE hash = $1 AND expires_at > $2",
 			tokenHash[:], now).Scan(&userID)
 		if err != nil {
 			return wrap("reset token", err)
 		}
-		// The password and the credential epoch change together, before the
-		// sessions go (see revokeUser).
-		u, err = scanUser(tx.QueryRow(ctx, "UPDATE users SET password_hash = $2, epoch = epoch + 1 WHERE id = $1 RETURNING "+userColumns,
-			userID, passwordHash))
+		locked, err := lockUser(ctx, tx, userID)
 		if err != nil {
-			return wrap("complete reset: user", err)
+			return err
 		}
-		if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1", u.ID); err != nil {
-			return wrap("complete reset", err)
+		if locked.Disabled {
+			return notFound("reset token of a disabled user")
 		}
-		if sessions, err = deleteUserSessions(ctx, tx, u.ID); err != nil {
+		tag, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE hash = $1 AND expires_at > $2", tokenHash[:], now)
+		if err != nil {
+			return wrap("reset token", err)
+		}
+		if tag.RowsAffected() == 0 { // taken by a concurrent reset, or voided meanwhile
+			return notFound("reset token")
+		}
+		// Voids the user's other tokens too.
+		if u, sessions, err = replacePassword(ctx, tx, userID, passwordHash); err != nil {
 			return err
 		}
 		if notice.To != "" {

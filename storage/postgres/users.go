@@ -74,17 +74,70 @@ func (s *Store) ListUsers(ctx context.Context) ([]storage.User, error) {
 	return users, nil
 }
 
-// SetPasswordHash replaces the user's password hash (empty removes the
-// password) and bumps the user's credential Epoch, so that no session
-// checked against the old password is created after it (see CreateSession);
-// storage.ErrNotFound for an unknown user.
-func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) error {
-	tag, err := s.pool.Exec(ctx, "UPDATE users SET password_hash = $2, epoch = epoch + 1 WHERE id = $1", userID, hash)
+// SetPasswordHash, in one transaction, replaces the user's password hash
+// (empty removes the password), bumps the user's credential Epoch (so that
+// no session checked against the old password is created after it, see
+// CreateSession), voids the user's reset tokens and deletes (and notifies)
+// the user's sessions; it reports how many went. storage.ErrNotFound for an
+// unknown user.
+func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) (int, error) {
+	var n int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockUser(ctx, tx, userID); err != nil {
+			return err
+		}
+		var err error
+		_, n, err = replacePassword(ctx, tx, userID, hash)
+		return err
+	})
 	if err != nil {
-		return wrap("set password", err)
+		return 0, err
 	}
-	if tag.RowsAffected() == 0 {
-		return notFound("set password: user")
+	return n, nil
+}
+
+// ChangePassword does what SetPasswordHash does if the user is enabled and
+// still at epoch; storage.ErrCredentialsChanged and nothing written
+// otherwise. It returns the updated user and the sessions deleted.
+func (s *Store) ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error) {
+	var (
+		u storage.User
+		n int
+	)
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if u, err = lockUser(ctx, tx, userID); err != nil {
+			return err
+		}
+		if u.Disabled || u.Epoch != epoch {
+			return fmt.Errorf("storage/postgres: change password: %w", storage.ErrCredentialsChanged)
+		}
+		u, n, err = replacePassword(ctx, tx, userID, hash)
+		return err
+	})
+	if err != nil {
+		return storage.User{}, 0, err
 	}
-	return nil
+	return u, n, nil
+}
+
+// replacePassword, inside tx, gives the user (locked by the caller) the
+// password hash, bumps the Epoch, voids the reset tokens and deletes (and
+// notifies) the sessions: every way a password is replaced (a reset, a
+// change, an administrator's) does all four. The update comes before the
+// delete, as in revokeUser.
+func replacePassword(ctx context.Context, tx pgx.Tx, userID, hash string) (storage.User, int, error) {
+	u, err := scanUser(tx.QueryRow(ctx, "UPDATE users SET password_hash = $2, epoch = epoch + 1 WHERE id = $1 RETURNING "+userColumns,
+		userID, hash))
+	if err != nil {
+		return storage.User{}, 0, wrap("replace password: user", err)
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE user_id = $1", userID); err != nil {
+		return storage.User{}, 0, wrap("replace password: reset tokens", err)
+	}
+	n, err := deleteUserSessions(ctx, tx, userID)
+	if err != nil {
+		return storage.User{}, 0, err
+	}
+	return u, n, nil
 }

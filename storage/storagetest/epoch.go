@@ -21,7 +21,12 @@ func testEpoch(t *testing.T, o Opener) {
 		change func(t *testing.T, s storage.Store, u storage.User)
 	}{
 		{"SetPasswordHash", func(t *testing.T, s storage.Store, u storage.User) {
-			wantErr(t, "SetPasswordHash", s.SetPasswordHash(t.Context(), u.ID, "$argon2id$changed"), nil)
+			_, err := s.SetPasswordHash(t.Context(), u.ID, "$argon2id$changed")
+			wantErr(t, "SetPasswordHash", err, nil)
+		}},
+		{"ChangePassword", func(t *testing.T, s storage.Store, u storage.User) {
+			_, _, err := s.ChangePassword(t.Context(), u.ID, u.Epoch, "$argon2id$changed")
+			wantErr(t, "ChangePassword", err, nil)
 		}},
 		{"DeleteUserSessions", func(t *testing.T, s storage.Store, u storage.User) {
 			_, err := s.DeleteUserSessions(t.Context(), u.ID)

@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -53,6 +54,24 @@ func wantIdentities(t *testing.T, s storage.Store, userID string, want ...storag
 	}
 }
 
+// link links id as the link callback does: for a session of the user,
+// made (once per user) at the user's current Epoch.
+func link(t *testing.T, s storage.Store, id storage.Identity) error {
+	t.Helper()
+	u, err := s.UserByID(t.Context(), id.UserID)
+	if err != nil {
+		t.Fatalf("user %s of a link: %v", id.UserID, err)
+	}
+	sess := sessionRecord("linking "+u.ID, u.ID, time.Hour, epoch)
+	sess.Epoch = u.Epoch
+	if _, err := s.Session(t.Context(), sess.IDHash); errors.Is(err, storage.ErrNotFound) {
+		if err := s.CreateSession(t.Context(), sess); err != nil {
+			t.Fatalf("the session of a link: %v", err)
+		}
+	}
+	return s.LinkIdentity(t.Context(), id, sess.IDHash)
+}
+
 func testIdentities(t *testing.T, o Opener) {
 	t.Run("CreateUserWithIdentity", func(t *testing.T) {
 		s := o.newStore(t)
@@ -83,7 +102,7 @@ func testIdentities(t *testing.T, o Opener) {
 			t.Run(tc.name, func(t *testing.T) {
 				s := o.newStore(t)
 				existing := createUser(t, s, 1)
-				wantErr(t, "LinkIdentity", s.LinkIdentity(t.Context(), identityRecord("github", "42", existing.ID)), nil)
+				wantErr(t, "LinkIdentity", link(t, s, identityRecord("github", "42", existing.ID)), nil)
 				u := userRecord(2)
 				u.Email = tc.email
 				err := s.CreateUserWithIdentity(t.Context(), u, identityRecord(tc.provider, tc.subject, ""))
@@ -106,22 +125,22 @@ func testIdentities(t *testing.T, o Opener) {
 		s := o.newStore(t)
 		alice, bob := createUser(t, s, 1), createUser(t, s, 2)
 		id := identityRecord("github", "42", alice.ID)
-		wantErr(t, "LinkIdentity", s.LinkIdentity(t.Context(), id), nil)
+		wantErr(t, "LinkIdentity", link(t, s, id), nil)
 		wantLinked(t, s, "github", "42", alice.ID)
 		wantIdentities(t, s, alice.ID, id)
 
 		again := id
 		again.Email, again.CreatedAt = "changed@example.com", at(time.Hour)
-		wantErr(t, "LinkIdentity again, same user", s.LinkIdentity(t.Context(), again), nil)
+		wantErr(t, "LinkIdentity again, same user", link(t, s, again), nil)
 		wantIdentities(t, s, alice.ID, id) // nothing changed
 
-		err := s.LinkIdentity(t.Context(), identityRecord("github", "42", bob.ID))
+		err := link(t, s, identityRecord("github", "42", bob.ID))
 		wantErr(t, "LinkIdentity to another user", err, storage.ErrIdentityInUse)
 		wantLinked(t, s, "github", "42", alice.ID)
 		wantIdentities(t, s, bob.ID)
 
 		google := identityRecord("google", "42", bob.ID)
-		wantErr(t, "LinkIdentity same subject, other provider", s.LinkIdentity(t.Context(), google), nil)
+		wantErr(t, "LinkIdentity same subject, other provider", link(t, s, google), nil)
 		wantLinked(t, s, "google", "42", bob.ID)
 		wantLinked(t, s, "github", "42", alice.ID)
 	})
@@ -130,8 +149,8 @@ func testIdentities(t *testing.T, o Opener) {
 		s := o.newStore(t)
 		u := createUser(t, s, 1)
 		first := identityRecord("github", "1", u.ID)
-		wantErr(t, "LinkIdentity", s.LinkIdentity(t.Context(), first), nil)
-		err := s.LinkIdentity(t.Context(), identityRecord("github", "2", u.ID))
+		wantErr(t, "LinkIdentity", link(t, s, first), nil)
+		err := link(t, s, identityRecord("github", "2", u.ID))
 		wantErr(t, "LinkIdentity of a second github account", err, storage.ErrIdentityInUse)
 		wantLinked(t, s, "github", "2", "")
 		wantIdentities(t, s, u.ID, first)
@@ -139,7 +158,7 @@ func testIdentities(t *testing.T, o Opener) {
 
 	t.Run("LinkUnknownUser", func(t *testing.T) {
 		s := o.newStore(t)
-		err := s.LinkIdentity(t.Context(), identityRecord("github", "1", userRecord(9).ID))
+		err := s.LinkIdentity(t.Context(), identityRecord("github", "1", userRecord(9).ID), hashOf("no session"))
 		wantErr(t, "LinkIdentity", err, storage.ErrNotFound)
 		wantLinked(t, s, "github", "1", "")
 	})
@@ -169,7 +188,7 @@ func testIdentities(t *testing.T, o Opener) {
 				byProvider := map[string]storage.Identity{}
 				for _, p := range tc.identities {
 					byProvider[p] = identityRecord(p, "sub-"+p, u.ID)
-					wantErr(t, "LinkIdentity", s.LinkIdentity(t.Context(), byProvider[p]), nil)
+					wantErr(t, "LinkIdentity", link(t, s, byProvider[p]), nil)
 				}
 				wantErr(t, "UnlinkIdentity", s.UnlinkIdentity(t.Context(), u.ID, tc.unlink), tc.want)
 				var remains []storage.Identity
@@ -192,9 +211,9 @@ func testIdentities(t *testing.T, o Opener) {
 		ab.ID, abc.ID = "ab", "abc"
 		for _, u := range []storage.User{ab, abc} {
 			wantErr(t, "CreateUser", s.CreateUser(t.Context(), u), nil)
-			wantErr(t, "LinkIdentity", s.LinkIdentity(t.Context(), identityRecord("google", "sub-"+u.ID, u.ID)), nil)
+			wantErr(t, "LinkIdentity", link(t, s, identityRecord("google", "sub-"+u.ID, u.ID)), nil)
 		}
-		wantErr(t, "LinkIdentity github", s.LinkIdentity(t.Context(), identityRecord("github", "gh-abc", abc.ID)), nil)
+		wantErr(t, "LinkIdentity github", link(t, s, identityRecord("github", "gh-abc", abc.ID)), nil)
 		wantIdentities(t, s, ab.ID, identityRecord("google", "sub-ab", ab.ID))
 		wantErr(t, "UnlinkIdentity", s.UnlinkIdentity(t.Context(), ab.ID, "google"), nil)
 		wantIdentities(t, s, abc.ID, identityRecord("google", "sub-abc", abc.ID), identityRecord("github", "gh-abc", abc.ID))
@@ -203,8 +222,8 @@ func testIdentities(t *testing.T, o Opener) {
 	t.Run("UnlinkKeepsOtherUsers", func(t *testing.T) {
 		s := o.newStore(t)
 		alice, bob := createUser(t, s, 1), createUser(t, s, 2)
-		wantErr(t, "link alice", s.LinkIdentity(t.Context(), identityRecord("google", "a", alice.ID)), nil)
-		wantErr(t, "link bob", s.LinkIdentity(t.Context(), identityRecord("google", "b", bob.ID)), nil)
+		wantErr(t, "link alice", link(t, s, identityRecord("google", "a", alice.ID)), nil)
+		wantErr(t, "link bob", link(t, s, identityRecord("google", "b", bob.ID)), nil)
 		wantErr(t, "UnlinkIdentity", s.UnlinkIdentity(t.Context(), alice.ID, "google"), nil)
 		wantLinked(t, s, "google", "a", "")
 		wantLinked(t, s, "google", "b", bob.ID)

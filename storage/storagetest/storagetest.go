@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("SessionReads", func(t *testing.T) { testSessionReads(t, o) })
 	t.Run("Reset", func(t *testing.T) { testReset(t, o) })
 	t.Run("Epoch", func(t *testing.T) { testEpoch(t, o) })
+	t.Run("Passwords", func(t *testing.T) { testPasswords(t, o) })
 	t.Run("ResetRequest", func(t *testing.T) { testResetRequest(t, o) })
 	t.Run("OAuth", func(t *testing.T) { testOAuth(t, o) })
 	t.Run("Mail", func(t *testing.T) { testMail(t, o) })
