@@ -1,0 +1,74 @@
+package authflows
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/admin"
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// adminBeforeWrite runs act (an operator's command) once, right before the
+// first SetPasswordHash reaches the store: the account page has checked the
+// current password and is about to write the new one when the operator's
+// change lands. act works on the store underneath, not through this wrapper.
+type adminBeforeWrite struct {
+	storage.Store
+	once sync.Once
+	act  func(ctx context.Context)
+}
+
+func (s *adminBeforeWrite) SetPasswordHash(ctx context.Context, userID, hash string) error {
+	s.once.Do(func() { s.act(ctx) })
+	return s.Store.SetPasswordHash(ctx, userID, hash)
+}
+
+// CR1 ("no session outlives a credential change"; a session is created only
+// in a transaction that finds the epoch it was checked against, and a
+// credential checked against an old password never overwrites a newer one).
+// An operator runs `gatehouse users set-password` to lock out someone who
+// knows the account's password; that person's password change on
+// /auth/account, which checked the OLD password a moment before, must not
+// overwrite the operator's password nor leave them a working session. Today
+// changePassword writes the hash unconditionally (no compare with the hash it
+// verified), then re-reads the user and starts a session at whatever epoch
+// it finds (account_sessions.go, "its credential epoch may have moved"), so
+// the attacker's in-flight change wins and the operator's lock-out is undone.
+func TestAccountPasswordChangeDoesNotOverrideConcurrentAdminSetPassword(t *testing.T) {
+	const operatorPassword = "operator chosen passphrase 7"
+	const attackerPassword = "attacker chosen passphrase 9"
+	wrapped := &adminBeforeWrite{}
+	e := newTestEnv(t, func(c *Config) { wrapped.Store = c.Store.(storage.Store); c.Store = wrapped })
+	u := e.CreateUser(t, "ann@example.com", testPassword)
+	attacker := e.Login(t, "ann@example.com", testPassword)
+
+	svc := &admin.Service{
+		Store: e.Store,
+		HashPassword: func(ctx context.Context, password, _ string) (string, error) {
+			return e.Handler.hasher.Hash(ctx, normalizePassword(password))
+		},
+	}
+	wrapped.act = func(ctx context.Context) {
+		if _, err := svc.SetPassword(ctx, "ann@example.com", operatorPassword); err != nil {
+			t.Errorf("operator set-password: %v", err)
+		}
+	}
+
+	resp := e.PostJSON("/auth/account/password", map[string]string{
+		"current_password": testPassword, "password": attackerPassword, "confirm": attackerPassword}, attacker)
+	fresh := e.SessionCookie(resp)
+	if fresh != nil && fresh.Value != "" {
+		if me := e.Get("/auth/me", fresh); me.StatusCode == http.StatusOK {
+			t.Errorf("the password change checked against the old password got a working session after the operator's set-password (status %d)", resp.StatusCode)
+		}
+	}
+	stored, err := e.Store.UserByID(t.Context(), u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, _ := e.Handler.hasher.Verify(t.Context(), stored.PasswordHash, normalizePassword(operatorPassword)); !ok {
+		t.Error("the operator's password no longer works: a change verified against the old password overwrote it")
+	}
+}
