@@ -45,3 +45,34 @@ func TestInviteStaysVoidAfterDisableAndEnable(t *testing.T) {
 		t.Errorf("after enable, the old invitation set the account's password (%v)", err)
 	}
 }
+
+// The same hole for reset links: the server mails no reset link to a
+// disabled account (reset.go: "disabled after the job was queued: no link
+// goes out"; QueueResetRequest mails a disabled account nothing), but a link
+// mailed a minute before the operator disabled the account still sets a new
+// password on the disabled account, and that password is what works once
+// the account is enabled again. Disabling should void the user's pending
+// reset (and invite) tokens in its transaction, as a completed reset voids
+// the others.
+func TestDisableVoidsPendingResetLink(t *testing.T) {
+	e := newTestEnv(t)
+	svc := &admin.Service{Store: e.Store, Clock: e.Clock.Now}
+	u := e.CreateUser(t, "ann@example.com", oldPassword)
+	resetToken := e.IssueResetToken(t, u)
+	if _, err := svc.SetDisabled(t.Context(), "ann@example.com", true); err != nil {
+		t.Fatal(err)
+	}
+	if e.ResetTokenValid(t, resetToken) {
+		t.Error("the reset token mailed before the account was disabled is still valid")
+	}
+	resp := e.PostJSON("/auth/reset", map[string]string{"token": resetToken, "password": freshPassword})
+	if resp.StatusCode == http.StatusOK {
+		t.Error("a reset link completed on a disabled account")
+	}
+	if _, err := svc.SetDisabled(t.Context(), "ann@example.com", false); err != nil {
+		t.Fatal(err)
+	}
+	if resp := e.PostJSON("/auth/login", map[string]string{"email": "ann@example.com", "password": freshPassword}); resp.StatusCode == http.StatusOK {
+		t.Error("after enable, the password set through the old reset link signs in")
+	}
+}
