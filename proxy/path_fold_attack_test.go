@@ -82,3 +82,21 @@ func TestOverlongUTF8DotsAreNotPublic(t *testing.T) {
 		t.Errorf("%d overlong-UTF-8 paths reached the upstream without a session", n)
 	}
 }
+
+// PX5 (outside attack): "..;" is ambiguous (Tomcat reads it as ".."), and
+// so is an escape of "." or "/" left after the one decoding (an upstream
+// that decodes again). Their combination is not caught: "..%253b" decodes
+// once to "..%3b", reaches the upstream as "..%253b", and an upstream that
+// decodes twice and strips ";params" (Tomcat behind a decoding filter)
+// reads "..;" and then "..".
+func TestDoubleEncodedDotDotSemicolonIsNotPublic(t *testing.T) {
+	e := checkEnv(t)
+	for _, target := range []string{"/static/..%253b/private", "/static/..%253Bx/private"} {
+		if res := e.serve(get(target)); res.StatusCode == http.StatusOK {
+			t.Errorf("proxy: %s without a session: %d, forwarded as public", target, res.StatusCode)
+		}
+		if res := e.serve(forwardAuth(target)); res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("forward-auth %s without a session: %d, want 401", target, res.StatusCode)
+		}
+	}
+}
