@@ -11,7 +11,7 @@ import (
 )
 
 // adminBeforeWrite runs act (an operator's command) once, right before the
-// first SetPasswordHash reaches the store: the account page has checked the
+// account page's ChangePassword reaches the store: it has checked the
 // current password and is about to write the new one when the operator's
 // change lands. act works on the store underneath, not through this wrapper.
 type adminBeforeWrite struct {
@@ -20,9 +20,9 @@ type adminBeforeWrite struct {
 	act  func(ctx context.Context)
 }
 
-func (s *adminBeforeWrite) SetPasswordHash(ctx context.Context, userID, hash string) error {
+func (s *adminBeforeWrite) ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error) {
 	s.once.Do(func() { s.act(ctx) })
-	return s.Store.SetPasswordHash(ctx, userID, hash)
+	return s.Store.ChangePassword(ctx, userID, epoch, hash)
 }
 
 // CR1 ("no session outlives a credential change"; a session is created only
@@ -31,11 +31,10 @@ func (s *adminBeforeWrite) SetPasswordHash(ctx context.Context, userID, hash str
 // An operator runs `gatehouse users set-password` to lock out someone who
 // knows the account's password; that person's password change on
 // /auth/account, which checked the OLD password a moment before, must not
-// overwrite the operator's password nor leave them a working session. Today
-// changePassword writes the hash unconditionally (no compare with the hash it
-// verified), then re-reads the user and starts a session at whatever epoch
-// it finds (account_sessions.go, "its credential epoch may have moved"), so
-// the attacker's in-flight change wins and the operator's lock-out is undone.
+// overwrite the operator's password nor leave them a working session. The
+// change used to write the hash unconditionally and start a session at
+// whatever epoch it found afterwards, so the attacker's in-flight change won
+// and the operator's lock-out was undone (found by an outside attack).
 func TestAccountPasswordChangeDoesNotOverrideConcurrentAdminSetPassword(t *testing.T) {
 	const operatorPassword = "operator chosen passphrase 7"
 	const attackerPassword = "attacker chosen passphrase 9"

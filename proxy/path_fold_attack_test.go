@@ -9,19 +9,19 @@ import (
 
 // PX5, FA1 (outside attack): the full-width ".", "/" and "\" are not the
 // only characters that NFKC folds into path syntax. ONE DOT LEADER (U+2024)
-// and SMALL FULL STOP (U+FE52) fold to ".", TWO DOT LEADER (U+2025) to
+// and SMALL FULL STOP (\uFE52) fold to ".", TWO DOT LEADER (U+2025) to
 // "..", HORIZONTAL ELLIPSIS (U+2026) to "..." (which Windows reads as ".."),
-// and SMALL REVERSE SOLIDUS (U+FE68) to "\". An upstream that folds the
+// and SMALL REVERSE SOLIDUS (\uFE68) to "\". An upstream that folds the
 // path (the very upstream the full-width rule is there for) reads each of
 // these as a climb out of the public prefix, so they must need a session
 // like the full-width forms do.
 var nfkcFoldedPublicPaths = []string{
 	"/static/%E2%80%A5/private",                // U+2025 "‥" → ".."
 	"/static/%E2%80%A4%E2%80%A4/private",       // U+2024 "․" twice → ".."
-	"/static/%EF%B9%92%EF%B9%92/private",       // U+FE52 "﹒" twice → ".."
+	"/static/%EF%B9%92%EF%B9%92/private",       // \uFE52 "﹒" twice → ".."
 	"/static/.%E2%80%A4/private",               // "." + U+2024 → ".."
 	"/static/%E2%80%A6/private",                // U+2026 "…" → "..." (Windows: "..")
-	"/static/..%EF%B9%A8private",               // ".." + U+FE68 "﹨" → "..\"
+	"/static/..%EF%B9%A8private",               // ".." + \uFE68 "﹨" → "..\"
 	"/static/%EF%B9%92%EF%B9%92%EF%B9%A8x%2Fy", // "﹒﹒﹨"
 }
 
