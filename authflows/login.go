@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -275,18 +276,19 @@ func loginAccountKey(email string) string {
 	return string(sum[:])
 }
 
-// logEmail shortens a user-supplied email for a log line. The log handler
-// quotes control characters, so it cannot start a new line (LG3).
+// notAnAddress stands in a log line for what was typed as the email when
+// it is not an address.
+const notAnAddress = "(not an address)"
+
+// logEmail is a user-supplied email as a log line and the audit trail may
+// hold it: only a plain address (policy.ValidAddress, at most 254 bytes)
+// is written as typed. Anything else is notAnAddress, because what people
+// type into the email field by mistake is most often their password (LG1).
 func logEmail(email string) string {
-	const maxLen = 254 // RFC 5321 path limit
-	if len(email) <= maxLen {
-		return email
+	if !policy.ValidAddress(email) {
+		return notAnAddress
 	}
-	cut := maxLen
-	for cut > 0 && !utf8.RuneStart(email[cut]) {
-		cut--
-	}
-	return email[:cut] + "…"
+	return email
 }
 
 // logout deletes the request's session and expires the cookie (SS6). It

@@ -529,7 +529,7 @@ func TestLoginLogsNoSecrets(t *testing.T) {
 }
 
 // LG3: an email with CR/LF cannot start a log line of its own, in either
-// log format.
+// log format: it is not an address, so none of it is written (LG1).
 func TestLoginLogsNoForgedLines(t *testing.T) {
 	forged := "mallory@example.com\r\ntime=2026-03-01T12:00:00.000Z level=INFO msg=\"auth event\" event=login_ok user_id=admin\n"
 	for _, format := range []string{"text", "json"} {
@@ -560,10 +560,10 @@ func TestLoginLogsNoForgedLines(t *testing.T) {
 					if err := json.Unmarshal([]byte(line), &rec); err != nil {
 						t.Errorf("not one JSON record: %q", line)
 					}
-					if rec["event"] != "login_failed" || rec["email"] != storage.NormalizeEmail(forged) {
+					if rec["event"] != "login_failed" || rec["email"] != notAnAddress {
 						t.Errorf("record %v", rec)
 					}
-				} else if !strings.Contains(line, "event=login_failed") || !strings.Contains(line, `\r\n`) {
+				} else if !strings.Contains(line, "event=login_failed") || !strings.Contains(line, `email="(not an address)"`) || strings.Contains(line, "mallory") {
 					t.Errorf("line %q", line)
 				}
 			}

@@ -14,11 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/mail"
 	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -148,11 +148,14 @@ func (s *Service) record(ctx context.Context, event string, u storage.User, attr
 	}
 }
 
-// CheckEmail returns the normalized form of a well-formed address.
+// CheckEmail returns the normalized form of an address an operator gives:
+// one plain address by the rules a provider's must meet (EM1,
+// policy.ValidAddress), so that no account holds an address with invisible
+// or bidi characters, a domain literal, or more than 254 bytes.
 func CheckEmail(email string) (string, error) {
 	e := strings.TrimSpace(email)
-	if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
-		return "", refuse(CodeInvalidRequest, "%q is not an email address", email)
+	if !policy.ValidAddress(e) {
+		return "", refuse(CodeInvalidRequest, "%q is not a plain email address", email)
 	}
 	return storage.NormalizeEmail(e), nil
 }

@@ -1,11 +1,15 @@
 package admin
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"strings"
 )
 
 // maxRequestBody caps an admin request body.
@@ -85,10 +89,18 @@ func (h *Handler) routes() *http.ServeMux {
 // ServeHTTP answers one admin request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
+// decode reads the body, one JSON object, into v (a pointer to a struct
+// with json tags); anything ambiguous is 400 and v is not used.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	if err == nil {
+		err = checkMembers(body, v)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	if err == nil {
+		err = dec.Decode(v)
+	}
 	if err == nil {
 		// Nothing may follow the one object: "{...}{...}" is ambiguous.
 		var extra json.RawMessage
@@ -101,6 +113,47 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// checkMembers refuses an object that names a member twice, or in another
+// spelling than its field's json name: encoding/json would keep the last
+// one and match names whatever their case, so that a reader of the first
+// "email" (a log, an approval step) would see another user than the one
+// made, and `"invite":true,"Invite":false` would flip the request. The
+// same rule as the /auth/ forms (FG3).
+func checkMembers(body []byte, v any) error {
+	names := map[string]bool{}
+	t := reflect.TypeOf(v).Elem()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names[name] = true
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil {
+		return err
+	} else if tok != json.Delim('{') {
+		return errors.New("a JSON object expected")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		switch {
+		case !names[key]:
+			return fmt.Errorf("unknown member %q", key)
+		case seen[key]:
+			return fmt.Errorf("member %q given twice", key)
+		}
+		seen[key] = true
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // answer writes v, or err as a problem object: an *Error with its code and

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/spf13/pflag"
 
@@ -395,10 +396,13 @@ func dash(s string) string {
 	return s
 }
 
-// oneLine keeps a user agent from breaking the table.
+// oneLine keeps a user agent from breaking the table or driving the
+// operator's terminal: every rune that is not printable (C0 and C1
+// controls, CSI and OSC among them; bidi overrides and other format
+// characters; line and paragraph separators) becomes a space (LG3).
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '\t' {
+		if !unicode.IsPrint(r) {
 			return ' '
 		}
 		return r

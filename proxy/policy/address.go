@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"net/mail"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -9,6 +10,29 @@ import (
 // maxAddress is the longest usable address (RFC 5321 paths hold 256
 // octets with the angle brackets).
 const maxAddress = 254
+
+// ValidAddress reports whether raw, as given, is one plain address that
+// Gatehouse may store, match and send upstream in X-Forwarded-Email (EM1):
+// net/mail parses it with no display name, comment or angle brackets; it is
+// valid UTF-8 of printable characters without spaces (no zero-width or
+// bidi controls), with none of the characters that would let one value
+// read as several (a comma, a semicolon, quotes, a backslash, brackets: no
+// domain literal); and it is a PlainAddress. Callers normalize it after.
+func ValidAddress(raw string) bool {
+	if raw == "" || len(raw) > maxAddress || !utf8.ValidString(raw) {
+		return false
+	}
+	for _, r := range raw {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) || strings.ContainsRune(`,;"\<>()[]`, r) {
+			return false
+		}
+	}
+	if strings.Count(raw, "@") != 1 {
+		return false
+	}
+	addr, err := mail.ParseAddress(raw)
+	return err == nil && addr.Name == "" && addr.Address == raw && PlainAddress(raw)
+}
 
 // PlainAddress reports whether an address (a provider's, or a line of the
 // emails file) can be taken as one mailbox, compared lower-cased, matched
