@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The path rules (PX5).
@@ -107,16 +110,22 @@ func (pp publicPaths) match(p string) bool {
 //   - a backslash (IIS and some frameworks read it as "/");
 //   - a control byte (some drop NUL, CR, LF or trim tabs: ".%00." is "..");
 //   - an escape left after the one decoding ("%2e", "%2f", "%5c", "%25",
-//     a control): an upstream that decodes again reads "..%2f" as "../";
-//   - a full-width ".", "/" or "\" (U+FF0E, U+FF0F, U+FF3C), which NFKC
-//     folds to ASCII;
+//     "%3b", a control): an upstream that decodes again reads "..%2f" as
+//     "../" and "..%3b" as Tomcat's "..;";
+//   - bytes that are not UTF-8 (an overlong "\xc0\xae" is "." to a lenient
+//     decoder);
+//   - a character that NFKC folds into path syntax ".", "/", "\", "%" or
+//     ";": the full-width forms (U+FF0E, U+FF0F, U+FF3C), but also the dot
+//     leaders U+2024 and U+2025, the ellipsis U+2026 and the small forms
+//     \uFE52 and \uFE68, and any other that Unicode may add;
 //   - a "." or ".." segment carrying ";params" (Tomcat reads "..;" as "..");
 //   - a segment of dots and spaces other than "." and ".." (Spring and
 //     Windows trim spaces, Windows reads "..." as "..").
 //
-// It runs only for paths under a public prefix and does not allocate.
+// It runs only for paths under a public prefix and allocates only for a
+// path with a character that NFKC changes.
 func ambiguous(p string) bool {
-	semicolon := false
+	semicolon, nonASCII := false, false
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; {
 		case c < 0x20 || c == 0x7f || c == '\\':
@@ -126,21 +135,39 @@ func ambiguous(p string) bool {
 		case c == '%':
 			if i+2 < len(p) && ishex(p[i+1]) && ishex(p[i+2]) {
 				switch b := unhex(p[i+1])<<4 | unhex(p[i+2]); {
-				case b == '.' || b == '/' || b == '\\' || b == '%' || b < 0x20 || b == 0x7f:
+				case b == '.' || b == '/' || b == '\\' || b == '%' || b == ';' || b < 0x20 || b == 0x7f:
 					return true
 				}
 			}
-		case c == 0xef:
-			if i+2 < len(p) && p[i+1] == 0xbc && (p[i+2] == 0x8e || p[i+2] == 0x8f || p[i+2] == 0xbc) {
-				return true
-			}
+		case c >= utf8.RuneSelf:
+			nonASCII = true
 		}
+	}
+	if nonASCII && (!utf8.ValidString(p) || foldsIntoSyntax(p)) {
+		return true
 	}
 	for segment := range strings.SplitSeq(p, "/") {
 		if semicolon {
 			segment, _, _ = strings.Cut(segment, ";")
 		}
 		if dotsAndSpaces(segment) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldsIntoSyntax reports whether NFKC, which some upstreams apply to the
+// path, turns a character of p into one of ". / \\ % ;": the folded path
+// holds more of them than p does.
+func foldsIntoSyntax(p string) bool {
+	if norm.NFKC.IsNormalString(p) {
+		return false
+	}
+	const syntax = "./\\%;"
+	folded := norm.NFKC.String(p)
+	for i := range len(syntax) {
+		if strings.Count(folded, syntax[i:i+1]) != strings.Count(p, syntax[i:i+1]) {
 			return true
 		}
 	}
