@@ -23,6 +23,7 @@ import (
 	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,18 +122,23 @@ type Proxy struct {
 	gate       *Gate
 	policy     AccessPolicy
 	cookieName string
-	public     publicPaths
-	denier     web.Denier
-	trusted    web.TrustedProxies
-	assertions Assertions
-	checkPeers web.TrustedProxies
-	baseURL    *url.URL
-	proto      string
-	logger     *slog.Logger
-	metrics    *metrics
-	access     *AccessLog
-	reverse    *httputil.ReverseProxy // WebSocket upgrades; the rest goes through send
-	transport  http.RoundTripper
+	// unprefixedName is cookieName without its __Host- or __Secure-
+	// prefix ("" when it has none): the name browsers that signed in
+	// before the prefix (v1, an http deployment) still send a live
+	// session id under. Never read, always stripped (SS8).
+	unprefixedName string
+	public         publicPaths
+	denier         web.Denier
+	trusted        web.TrustedProxies
+	assertions     Assertions
+	checkPeers     web.TrustedProxies
+	baseURL        *url.URL
+	proto          string
+	logger         *slog.Logger
+	metrics        *metrics
+	access         *AccessLog
+	reverse        *httputil.ReverseProxy // WebSocket upgrades; the rest goes through send
+	transport      http.RoundTripper
 	// authBodyTimeout bounds reading a body under /auth/: AuthBodyTimeout.
 	authBodyTimeout time.Duration
 }
@@ -187,6 +193,11 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if p.cookieName == "" {
 		p.cookieName = DefaultCookieName
+	}
+	for _, prefix := range []string{"__Host-", "__Secure-"} {
+		if name, ok := strings.CutPrefix(p.cookieName, prefix); ok && name != "" {
+			p.unprefixedName = name
+		}
 	}
 	if p.baseURL == nil {
 		p.baseURL = cfg.Denier.BaseURL
