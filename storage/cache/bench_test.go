@@ -19,7 +19,7 @@ func BenchmarkSessionHit(b *testing.B) {
 	defer s.Close()
 	c := cache.New(s, cache.Options{HeartbeatTimeout: time.Hour})
 	c.Resync()
-	c.Heartbeat()
+	c.Heartbeat(time.Now())
 	now := time.Now()
 	sess := storage.Session{IDHash: storage.HashSecret("x"), UserID: "u", CreatedAt: now, ExpiresAt: now.Add(time.Hour), LastSeen: now}
 	if err := s.CreateSession(b.Context(), sess); err != nil {

@@ -10,7 +10,7 @@
 //
 // The cache is trusted only while it is live: after Resync (the
 // notification connection is listening and the cache was flushed) and with
-// a Heartbeat no older than Options.HeartbeatTimeout. Otherwise every
+// a Heartbeat sent no longer than Options.HeartbeatTimeout ago. Otherwise every
 // Session call reads the store, so a replica that cannot be sure it hears
 // the others never serves a revoked session from memory. Revocations made
 // through this decorator are applied to the local cache at once, so they
@@ -60,7 +60,7 @@ type Store struct {
 	gen uint64
 
 	live     atomic.Bool
-	lastBeat atomic.Int64 // Now().UnixNano() of the last Heartbeat
+	lastBeat atomic.Int64 // UnixNano() of the sending of the last Heartbeat
 	hits     atomic.Uint64
 	misses   atomic.Uint64
 	bypassed atomic.Uint64
@@ -216,9 +216,14 @@ func (s *Store) Resync() {
 	s.live.Store(true)
 }
 
-// Heartbeat records that a notification sent through the database just
-// came back on the notification connection.
-func (s *Store) Heartbeat() { s.lastBeat.Store(s.opts.Now().UnixNano()) }
+// Heartbeat records that a notification this replica sent through the
+// database at sent came back on the notification connection. Notifications
+// arrive in commit order and are handled one by one, so every revocation
+// committed before sent has been applied: the cache is as fresh as sent, not
+// as the moment the heartbeat was read. A listener that falls behind its
+// notifications therefore stops the cache once it lags by more than
+// HeartbeatTimeout (PG1).
+func (s *Store) Heartbeat(sent time.Time) { s.lastBeat.Store(sent.UnixNano()) }
 
 // Stats are counters of Session calls since New.
 type Stats struct {

@@ -85,7 +85,7 @@ func TestConformance(t *testing.T) {
 		}
 		c := cache.New(s, cache.Options{HeartbeatTimeout: time.Hour})
 		c.Resync()
-		c.Heartbeat()
+		c.Heartbeat(time.Now())
 		return c
 	})
 }
@@ -96,19 +96,19 @@ func TestServesFromMemoryOnlyWhileLive(t *testing.T) {
 		setup  func(f *fixture)
 		cached bool // a session deleted behind the cache's back is still served
 	}{
-		{"never resynced", func(f *fixture) { f.c.Heartbeat() }, false},
+		{"never resynced", func(f *fixture) { f.c.Heartbeat(f.clock.Now()) }, false},
 		{"resynced, no heartbeat yet", func(f *fixture) { f.c.Resync() }, false},
-		{"live", func(f *fixture) { f.c.Resync(); f.c.Heartbeat() }, true},
-		{"heartbeat just in time", func(f *fixture) { f.c.Resync(); f.c.Heartbeat(); f.clock.Advance(time.Second) }, true},
-		{"heartbeat late", func(f *fixture) { f.c.Resync(); f.c.Heartbeat(); f.clock.Advance(time.Second + 1) }, false},
-		{"connection down", func(f *fixture) { f.c.Resync(); f.c.Heartbeat(); f.c.Down() }, false},
-		{"down, then resynced", func(f *fixture) { f.c.Resync(); f.c.Heartbeat(); f.c.Down(); f.c.Resync() }, false},
+		{"live", func(f *fixture) { f.c.Resync(); f.c.Heartbeat(f.clock.Now()) }, true},
+		{"heartbeat just in time", func(f *fixture) { f.c.Resync(); f.c.Heartbeat(f.clock.Now()); f.clock.Advance(time.Second) }, true},
+		{"heartbeat late", func(f *fixture) { f.c.Resync(); f.c.Heartbeat(f.clock.Now()); f.clock.Advance(time.Second + 1) }, false},
+		{"connection down", func(f *fixture) { f.c.Resync(); f.c.Heartbeat(f.clock.Now()); f.c.Down() }, false},
+		{"down, then resynced", func(f *fixture) { f.c.Resync(); f.c.Heartbeat(f.clock.Now()); f.c.Down(); f.c.Resync() }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, cache.Options{HeartbeatTimeout: time.Second})
 			// Fill while live, then bring the cache to the state under test.
 			f.c.Resync()
-			f.c.Heartbeat()
+			f.c.Heartbeat(f.clock.Now())
 			if !f.served(t, f.sess.IDHash) {
 				t.Fatal("stored session not served")
 			}
@@ -137,7 +137,7 @@ func TestInvalidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, cache.Options{HeartbeatTimeout: time.Hour})
 			f.c.Resync()
-			f.c.Heartbeat()
+			f.c.Heartbeat(f.clock.Now())
 			other := session("other", "user-2", f.clock.Now())
 			if err := f.inner.CreateSession(t.Context(), other); err != nil {
 				t.Fatal(err)
@@ -207,7 +207,7 @@ func TestLocalRevocationImmediate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, cache.Options{HeartbeatTimeout: time.Hour})
 			f.c.Resync()
-			f.c.Heartbeat()
+			f.c.Heartbeat(f.clock.Now())
 			f.served(t, f.sess.IDHash)
 			tc.revoke(t, f)
 			if f.served(t, f.sess.IDHash) {
@@ -236,7 +236,7 @@ func TestReadRacingInvalidationNotKept(t *testing.T) {
 	inner := &racingStore{Store: newBolt(t)}
 	c := cache.New(inner, cache.Options{HeartbeatTimeout: time.Hour})
 	c.Resync()
-	c.Heartbeat()
+	c.Heartbeat(time.Now())
 	sess := session("a", "user-1", time.Now())
 	if err := inner.CreateSession(t.Context(), sess); err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func TestReadRacingInvalidationNotKept(t *testing.T) {
 func TestBounded(t *testing.T) {
 	f := newFixture(t, cache.Options{MaxEntries: 3, HeartbeatTimeout: time.Hour})
 	f.c.Resync()
-	f.c.Heartbeat()
+	f.c.Heartbeat(f.clock.Now())
 	for i := range 10 {
 		s := session(string(rune('b'+i)), "user-1", f.clock.Now())
 		if err := f.inner.CreateSession(t.Context(), s); err != nil {
@@ -275,11 +275,11 @@ func TestBounded(t *testing.T) {
 func TestEntriesAgeOut(t *testing.T) {
 	f := newFixture(t, cache.Options{MaxAge: time.Minute, HeartbeatTimeout: time.Hour})
 	f.c.Resync()
-	f.c.Heartbeat()
+	f.c.Heartbeat(f.clock.Now())
 	f.served(t, f.sess.IDHash)
 	f.deleteBehindItsBack(t)
 	f.clock.Advance(time.Minute)
-	f.c.Heartbeat()
+	f.c.Heartbeat(f.clock.Now())
 	if f.served(t, f.sess.IDHash) {
 		t.Fatal("an entry older than MaxAge was served")
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,8 +22,10 @@ type Invalidator interface {
 	Resync()
 	// Down: the connection is lost; changes may go unheard until Resync.
 	Down()
-	// Heartbeat: a heartbeat sent through the pool came back on the connection.
-	Heartbeat()
+	// Heartbeat: a heartbeat sent through the pool at sent came back on
+	// the connection; every notification committed before sent was passed
+	// on before it.
+	Heartbeat(sent time.Time)
 }
 
 // ListenOptions tune Listen.
@@ -80,13 +83,17 @@ func (s *Store) Listen(ctx context.Context, inv Invalidator, opts ListenOptions)
 	}
 }
 
-// heartbeats sends the heartbeat NOTIFY every interval until ctx ends.
+// heartbeats sends the heartbeat NOTIFY every interval until ctx ends. Its
+// payload is beat, ":" and the time it is sent (Unix nanoseconds), taken
+// before the statement: the listener reports that time, so that a heartbeat
+// that waited behind other notifications proves only what it should.
 func (s *Store) heartbeats(ctx context.Context, beat string, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		sendCtx, cancel := context.WithTimeout(ctx, interval)
-		_, _ = s.pool.Exec(sendCtx, "SELECT pg_notify($1, $2)", RevokeChannel, beat)
+		payload := beat + ":" + strconv.FormatInt(time.Now().UnixNano(), 10)
+		_, _ = s.pool.Exec(sendCtx, "SELECT pg_notify($1, $2)", RevokeChannel, payload)
 		cancel()
 		select {
 		case <-ctx.Done():
@@ -131,8 +138,10 @@ func (s *Store) listenOnce(ctx context.Context, inv Invalidator, beat string) er
 		case "u":
 			inv.InvalidateUser(value)
 		case "h":
-			if n.Payload == beat {
-				inv.Heartbeat()
+			if sent, ok := strings.CutPrefix(n.Payload, beat+":"); ok {
+				if ns, err := strconv.ParseInt(sent, 10, 64); err == nil {
+					inv.Heartbeat(time.Unix(0, ns))
+				}
 			}
 		}
 	}

@@ -12,7 +12,8 @@ import (
 
 // RevokeChannel is the NOTIFY channel of revocations. A payload is
 // "s:" and the hex hash of one session, "u:" and a user id (every session
-// of the user), or a heartbeat "h:" and a listener's token (see Listen).
+// of the user), or a heartbeat "h:", a listener's token, ":" and the time
+// it was sent in Unix nanoseconds (see Listen).
 const RevokeChannel = "gatehouse_revoke"
 
 const sessionColumns = "id_hash, user_id, email, created_at, expires_at, last_seen, epoch, method, groups, ip, user_agent"
