@@ -49,34 +49,21 @@ func (h *Handler) accountSessions(r *http.Request, current storage.Session) ([]a
 	return rows, nil
 }
 
-// revokeOtherSessions deletes every session of the user but current and
-// reports how many.
-func (h *Handler) revokeOtherSessions(r *http.Request, current storage.Session) (int, error) {
-	stored, err := h.store.SessionsOfUser(r.Context(), current.UserID)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, s := range stored {
-		if s.IDHash == current.IDHash {
-			continue
-		}
-		if err := h.store.DeleteSession(r.Context(), s.IDHash); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}
-
 // signOutOthers is POST /auth/account/sessions/revoke-others: "sign out
-// everywhere else". JSON: 200 {"sessions_revoked":n}; form: 303 back.
+// everywhere else". One store transaction deletes every other session and
+// moves the credential epoch on, so that a sign-in under way makes no
+// session after it either (CR1). JSON: 200 {"sessions_revoked":n}; form:
+// 303 back.
 func (h *Handler) signOutOthers(w http.ResponseWriter, r *http.Request) {
 	s, ok := h.requireSession(w, r)
 	if !ok {
 		return
 	}
-	n, err := h.revokeOtherSessions(r, s)
+	n, err := h.store.DeleteOtherSessions(r.Context(), s.UserID, s.IDHash)
+	if errors.Is(err, storage.ErrNotFound) { // signed out meanwhile
+		h.answerUnauthenticated(w, r)
+		return
+	}
 	if err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("sign out elsewhere: %w", err))
 		return

@@ -274,3 +274,36 @@ func TestInviteFlow(t *testing.T) {
 		t.Error("an expired invitation was accepted")
 	}
 }
+
+// "Everywhere else" includes a sign-in that was under way: one that checked
+// the password before the click makes no session after it (CR1), while the
+// browser that clicked keeps its own and may still link a provider.
+func TestSignOutEverywhereElseEndsASignInInFlight(t *testing.T) {
+	e := newTestEnv(t)
+	u := e.CreateUser(t, "ann@example.com", testPassword)
+	mine := e.StartSession(t, u)
+	checked, err := e.Store.UserByID(t.Context(), u.ID) // an intruder's sign-in checked the password here
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := e.PostJSON("/auth/account/sessions/revoke-others", "", mine); resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke-others: %d", resp.StatusCode)
+	}
+	now := e.Clock.Now()
+	late := storage.Session{IDHash: storage.HashSecret("the intruder's"), UserID: u.ID, Epoch: checked.Epoch,
+		CreatedAt: now, LastSeen: now, ExpiresAt: now.Add(time.Hour)}
+	if err := e.Store.CreateSession(t.Context(), late); !errors.Is(err, storage.ErrCredentialsChanged) {
+		t.Errorf("a sign-in checked before \"sign out everywhere else\" made its session after it: %v", err)
+	}
+	if resp := e.Get("/auth/me", mine); resp.StatusCode != http.StatusOK {
+		t.Errorf("the browser that signed the others out: /auth/me %d", resp.StatusCode)
+	}
+	own, err := e.Store.Session(t.Context(), storage.HashSecret(mine.Value))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := storage.Identity{Provider: "github", Subject: "1", UserID: u.ID, CreatedAt: now}
+	if err := e.Store.LinkIdentity(t.Context(), id, own.IDHash); err != nil {
+		t.Errorf("the remaining session can no longer link: %v", err)
+	}
+}

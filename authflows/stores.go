@@ -42,6 +42,7 @@ type accountStore interface {
 	UnlinkIdentity(ctx context.Context, userID, provider string) error
 	SessionsOfUser(ctx context.Context, userID string) ([]storage.Session, error)
 	DeleteUserSessions(ctx context.Context, userID string) (int, error)
+	DeleteOtherSessions(ctx context.Context, userID string, keep storage.Hash) (int, error)
 	ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error)
 	EnqueueMail(ctx context.Context, m storage.Mail) (uint64, error)
 }

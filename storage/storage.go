@@ -249,6 +249,13 @@ type Store interface {
 	// user's Epoch (a sign-in in flight cannot add one afterwards) and
 	// reports how many sessions it deleted.
 	DeleteUserSessions(ctx context.Context, userID string) (int, error)
+	// DeleteOtherSessions is "sign out everywhere else": in one transaction
+	// it bumps the user's Epoch, deletes every session of the user but keep
+	// and moves keep to the new Epoch, so that a sign-in checked before
+	// cannot make a session after (CR1) while keep stands. It reports how
+	// many sessions went. keep missing, or not the user's: ErrNotFound and
+	// nothing is written.
+	DeleteOtherSessions(ctx context.Context, userID string, keep Hash) (int, error)
 	// TouchSessions sets LastSeen of the given sessions; unknown ones are skipped.
 	TouchSessions(ctx context.Context, lastSeen map[Hash]time.Time) error
 	// DeleteExpiredSessions deletes sessions past ExpiresAt, or idle since

@@ -104,6 +104,44 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) (int, err
 	return n, nil
 }
 
+// DeleteOtherSessions bumps the user's Epoch, deletes every session of the
+// user but keep and stores keep at the new Epoch, in one transaction; it
+// reports how many went. keep missing or another user's:
+// storage.ErrNotFound, nothing written.
+func (s *Store) DeleteOtherSessions(ctx context.Context, userID string, keep storage.Hash) (int, error) {
+	var n int
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bucketSessions).Get(keep[:])
+		if v == nil {
+			return notFound("session")
+		}
+		kept, err := decodeSession(keep, v)
+		if err != nil {
+			return err
+		}
+		if kept.UserID != userID {
+			return notFound("session of the user")
+		}
+		u, err := getUser(tx, userID)
+		if err != nil {
+			return err
+		}
+		if n, err = deleteUserSessions(tx, userID); err != nil { // keep too, put back below
+			return err
+		}
+		if u, err = putUserBumped(tx, u); err != nil {
+			return err
+		}
+		kept.Epoch = u.Epoch
+		n--
+		return putSession(tx, kept)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 // TouchSessions sets LastSeen of the given sessions in one transaction;
 // unknown ones are skipped.
 func (s *Store) TouchSessions(ctx context.Context, lastSeen map[storage.Hash]time.Time) error {

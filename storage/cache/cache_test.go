@@ -198,6 +198,15 @@ func TestLocalRevocationImmediate(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"DeleteOtherSessions", func(t *testing.T, f *fixture) {
+			kept := session("kept", f.sess.UserID, f.clock.Now())
+			if err := f.inner.CreateSession(t.Context(), kept); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.c.DeleteOtherSessions(t.Context(), f.sess.UserID, kept.IDHash); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"SetUserDisabled", func(t *testing.T, f *fixture) {
 			if _, err := f.c.SetUserDisabled(t.Context(), f.sess.UserID, true); err != nil {
 				t.Fatal(err)

@@ -32,6 +32,14 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) (int, err
 	return n, err
 }
 
+// DeleteOtherSessions signs the user out elsewhere and forgets the user's
+// sessions (the kept one is read again, at its new epoch).
+func (s *Store) DeleteOtherSessions(ctx context.Context, userID string, keep storage.Hash) (int, error) {
+	n, err := s.Store.DeleteOtherSessions(ctx, userID, keep)
+	s.InvalidateUser(userID)
+	return n, err
+}
+
 // CompleteReset completes the reset and forgets the user's sessions.
 func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now time.Time,
 	passwordHash string, notice storage.Mail) (storage.User, int, error) {

@@ -118,6 +118,37 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) (int, err
 	return n, nil
 }
 
+// DeleteOtherSessions bumps the user's Epoch, deletes (and notifies) every
+// session of the user but keep and moves keep to the new Epoch, in one
+// transaction; it reports how many went. keep missing or another user's:
+// storage.ErrNotFound, nothing written.
+func (s *Store) DeleteOtherSessions(ctx context.Context, userID string, keep storage.Hash) (int, error) {
+	var n int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockUser(ctx, tx, userID); err != nil {
+			return err
+		}
+		var epoch int64
+		err := tx.QueryRow(ctx, `WITH bumped AS (
+				UPDATE users SET epoch = epoch + 1 WHERE id = $1 RETURNING epoch
+			) UPDATE sessions SET epoch = (SELECT epoch FROM bumped)
+			WHERE id_hash = $2 AND user_id = $1 RETURNING epoch`, userID, keep[:]).Scan(&epoch)
+		if err != nil {
+			return wrap("sign out elsewhere: the kept session", err)
+		}
+		tag, err := tx.Exec(ctx, "DELETE FROM sessions WHERE user_id = $1 AND id_hash <> $2", userID, keep[:])
+		if err != nil {
+			return wrap("sign out elsewhere", err)
+		}
+		n = int(tag.RowsAffected())
+		return wrap2("sign out elsewhere", notifyUser(ctx, tx, userID))
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 // revokeUser, inside tx, bumps the user's Epoch and then deletes (and
 // notifies) the user's sessions. The update comes first: it waits for any
 // CreateSession holding the user's row, so the delete sees its session.

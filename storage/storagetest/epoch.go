@@ -59,6 +59,46 @@ func testEpoch(t *testing.T, o Opener) {
 		})
 	}
 
+	// "Sign out everywhere else": the kept session stands, at the new epoch;
+	// a session checked at the old one is refused.
+	t.Run("DeleteOtherSessions", func(t *testing.T) {
+		s := o.newStore(t)
+		u, other := createUser(t, s, 1), createUser(t, s, 2)
+		keep := sessionRecord("keep", u.ID, time.Hour, epoch)
+		gone := []storage.Session{sessionRecord("a", u.ID, time.Hour, epoch), sessionRecord("b", u.ID, time.Hour, epoch)}
+		theirs := sessionRecord("theirs", other.ID, time.Hour, epoch)
+		createSessions(t, s, append(gone, keep, theirs))
+
+		_, err := s.DeleteOtherSessions(t.Context(), u.ID, hashOf("no such session"))
+		wantErr(t, "DeleteOtherSessions keeping an unknown session", err, storage.ErrNotFound)
+		_, err = s.DeleteOtherSessions(t.Context(), u.ID, theirs.IDHash)
+		wantErr(t, "DeleteOtherSessions keeping another user's session", err, storage.ErrNotFound)
+		if got, _ := s.UserByID(t.Context(), u.ID); got.Epoch != u.Epoch {
+			t.Fatalf("a refused DeleteOtherSessions moved the epoch to %d", got.Epoch)
+		}
+		wantSession(t, s, gone[0].IDHash, &gone[0])
+
+		n, err := s.DeleteOtherSessions(t.Context(), u.ID, keep.IDHash)
+		wantErr(t, "DeleteOtherSessions", err, nil)
+		if n != len(gone) {
+			t.Errorf("DeleteOtherSessions reported %d, want %d", n, len(gone))
+		}
+		for _, sess := range gone {
+			wantSession(t, s, sess.IDHash, nil)
+		}
+		wantSession(t, s, theirs.IDHash, &theirs)
+		got, err := s.UserByID(t.Context(), u.ID)
+		wantErr(t, "UserByID", err, nil)
+		if got.Epoch != u.Epoch+1 {
+			t.Fatalf("Epoch after DeleteOtherSessions = %d, want %d", got.Epoch, u.Epoch+1)
+		}
+		keep.Epoch = got.Epoch
+		wantSession(t, s, keep.IDHash, &keep)
+		stale := sessionRecord("stale", u.ID, time.Hour, epoch)
+		stale.Epoch = u.Epoch
+		wantErr(t, "CreateSession at the old epoch", s.CreateSession(t.Context(), stale), storage.ErrCredentialsChanged)
+	})
+
 	t.Run("CreateSessionRefusesUnknownOrDisabledUser", func(t *testing.T) {
 		s := o.newStore(t)
 		disabled := userRecord(2)
