@@ -297,6 +297,7 @@ func logEmail(email string) string {
 // and tells the browser to drop its cache of the site (CS1).
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	h.expireCookie(w)
+	h.endUnprefixedSession(w, r)
 	clearSiteCache(w)
 	if sessionID, ok := h.sessionCookie(r); ok {
 		idHash := storage.HashSecret(sessionID)

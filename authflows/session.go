@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -52,6 +53,7 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage
 			h.log.WarnContext(r.Context(), "delete replaced session", "user_id", u.ID, "err", err)
 		}
 	}
+	h.endUnprefixedSession(w, r)
 	http.SetCookie(w, h.cookie(sessionID, int(h.cfg.SessionTTL.Seconds())))
 	if u.Email != "" {
 		// Every sign-in (password, OAuth, invite) marks this browser as
@@ -96,6 +98,41 @@ func (h *Handler) cookie(value string, maxAge int) *http.Cookie {
 		SameSite: http.SameSiteLaxMode,
 		Domain:   h.cfg.CookieDomain, // --cookie-domain: apps on sibling hosts
 	}
+}
+
+// unprefixedCookieName is the session cookie's name without its __Host- or
+// __Secure- prefix, "" when it has none: browsers that signed in before the
+// prefix (v1, an http deployment) may still hold a live session id under
+// it. The proxy strips it (SS8); sign-in and sign-out end it.
+func (h *Handler) unprefixedCookieName() string {
+	for _, prefix := range []string{"__Host-", "__Secure-"} {
+		if name, ok := strings.CutPrefix(h.cfg.CookieName, prefix); ok {
+			return name
+		}
+	}
+	return ""
+}
+
+// endUnprefixedSession deletes the session of the unprefixed cookie the
+// browser brought, if any, and expires that cookie (SS4). A failure is
+// logged: the session then lives until it expires, never read by the gate.
+func (h *Handler) endUnprefixedSession(w http.ResponseWriter, r *http.Request) {
+	name := h.unprefixedCookieName()
+	if name == "" {
+		return
+	}
+	c, err := r.Cookie(name)
+	if err != nil {
+		return
+	}
+	if c.Value != "" {
+		if err := h.store.DeleteSession(r.Context(), storage.HashSecret(c.Value)); err != nil {
+			h.log.WarnContext(r.Context(), "delete the unprefixed cookie's session", "err", err)
+		}
+	}
+	expired := h.cookie("", -1)
+	expired.Name = name
+	http.SetCookie(w, expired)
 }
 
 // expireCookie tells the browser to drop the session cookie.
