@@ -140,3 +140,29 @@ func TestX5SubcommandBadDatabaseURLIsAUsageError(t *testing.T) {
 		t.Errorf("stderr prints the password: %q", errOut.String())
 	}
 }
+
+// A --public-path that is not in clean form is cleaned without a word, and
+// "/static/.." (a templated "${ASSETS}/..", say) becomes "/": every path of
+// the app is served without a session. The contract: "Bad flag values stop
+// the process at start"; a public path that cleans to another, wider one (or
+// to "/" without being given as "/") should be refused naming the flag.
+func TestX5PublicPathThatCleansWiderIsRefused(t *testing.T) {
+	for _, p := range []string{"/static/..", "/.", "//", "/static/../"} {
+		_, err := parseServe([]string{"--upstream", "http://127.0.0.1:3000", "--public-path", p}, envOf(nil), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "--public-path") {
+			t.Errorf("--public-path %q: err = %v, want a usage error naming --public-path", p, err)
+		}
+	}
+}
+
+// End to end: with --public-path /static/.. an anonymous request to a
+// protected page reaches the upstream.
+func TestX5PublicPathDotDotOpensTheWholeApp(t *testing.T) {
+	up, hits := echoUpstream(t)
+	db := filepath.Join(t.TempDir(), "g.db")
+	g := startGatehouse(t, db, "--upstream", up.URL, "--public-path", "/static/..", "--mode", "401")
+	code, _ := get(t, newClient(), g.URL+"/admin/secret")
+	if code != 401 || *hits != 0 {
+		t.Errorf("anonymous GET /admin/secret with --public-path /static/..: %d, upstream hits %d; want 401 and none", code, *hits)
+	}
+}
