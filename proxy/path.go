@@ -79,6 +79,9 @@ func parsePublicPaths(list []string) (publicPaths, error) {
 		if p[0] != '/' || strings.ContainsAny(p, "?#\\;") {
 			return nil, fmt.Errorf("proxy: public path %q must be a plain absolute path", raw)
 		}
+		if CleansWider(p) {
+			return nil, fmt.Errorf("proxy: public path %q is not clean: it reads as %q", raw, path.Clean(p))
+		}
 		p = path.Clean(p)
 		if isAuthPath(p) {
 			return nil, fmt.Errorf("proxy: public path %q is under /auth/, which Gatehouse serves itself", raw)
@@ -86,6 +89,18 @@ func parsePublicPaths(list []string) (publicPaths, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// CleansWider reports whether the public path p (absolute) is not already
+// clean, a trailing slash aside: "/static/..", "/.", "//" and "/a/../b"
+// clean to another, wider path ("/static/.." to "/", everything), which an
+// operator who typed it did not mean to make public.
+func CleansWider(p string) bool {
+	trimmed := p
+	if len(trimmed) > 1 {
+		trimmed = strings.TrimSuffix(trimmed, "/")
+	}
+	return path.Clean(p) != trimmed || strings.Contains(p, "//")
 }
 
 // match reports whether the cleaned path is public: equal to a prefix or

@@ -123,3 +123,18 @@ func TestDeniedRedirectCarriesCleanedPath(t *testing.T) {
 		}
 	}
 }
+
+// A public path that is not clean is refused, never widened: "/static/.."
+// would clean to "/", every path.
+func TestPublicPathThatCleansWiderRefused(t *testing.T) {
+	for _, p := range []string{"/static/..", "/.", "//", "/static/../", "/a/./b", "/a//b"} {
+		if pp, err := parsePublicPaths([]string{p}); err == nil {
+			t.Errorf("public path %q accepted as %q", p, pp)
+		}
+	}
+	for _, p := range []string{"/", "/static", "/static/"} {
+		if _, err := parsePublicPaths([]string{p}); err != nil {
+			t.Errorf("public path %q refused: %v", p, err)
+		}
+	}
+}

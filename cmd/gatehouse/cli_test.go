@@ -114,7 +114,8 @@ func TestSecretFiles(t *testing.T) {
 	}{
 		{[]string{"--smtp-password-file", filepath.Join(dir, "missing")}, nil, "--smtp-password-file"},
 		{[]string{"--google-client-id", "id", "--google-client-secret-file", dir}, nil, "--google-client-secret-file"},
-		{[]string{"--smtp-password-file", smtp}, map[string]string{"GATEHOUSE_SMTP_PASSWORD": "other-s3cret"}, "--smtp-password-file"},
+		// Both forms from the environment: nothing on the command line settles it.
+		{nil, map[string]string{"GATEHOUSE_SMTP_PASSWORD": "other-s3cret", "GATEHOUSE_SMTP_PASSWORD_FILE": smtp}, "--smtp-password-file"},
 		{[]string{"--github-client-id", "id", "--github-client-secret", "github-s3cret", "--github-client-secret-file", github}, nil, "--github-client-secret-file"},
 	}
 	for _, tc := range bad {

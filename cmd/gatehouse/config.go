@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,11 +139,12 @@ func secretFromFile(fs *pflag.FlagSet, name string, dst *string) error {
 	return nil
 }
 
-// parseURL checks an absolute http(s) URL.
+// parseURL checks an absolute http(s) URL. No error prints a password the
+// value may hold, parsed or not.
 func parseURL(flag, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, flagError(flag, "%q is not a URL", raw)
+		return nil, flagError(flag, "%q is not a URL", redactUserinfo(raw))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, flagError(flag, "%q needs an http:// or https:// scheme", raw)
@@ -150,11 +152,34 @@ func parseURL(flag, raw string) (*url.URL, error) {
 	if u.Host == "" {
 		return nil, flagError(flag, "%q has no host", raw)
 	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+	// A bare "?" or "#" sets no RawQuery or Fragment, yet joined to a
+	// path it would still end the URL's path ("https://app?/auth/…").
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.ContainsAny(raw, "?#") {
 		// Redacted: the error is printed, a password in the user info must not be.
 		return nil, flagError(flag, "%q must not carry a query, fragment or user info", u.Redacted())
 	}
 	return u, nil
+}
+
+// redactUserinfo hides what may be a user and password in a URL that did
+// not parse: whatever stands before the last "@" of its authority.
+func redactUserinfo(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return raw
+	}
+	if scheme != "" {
+		scheme += "://"
+	}
+	return scheme + "xxxxx" + rest[at:]
 }
 
 func checkDuration(flag string, d time.Duration, allowZero bool) error {
@@ -180,8 +205,16 @@ func checkListen(flag, addr string) error {
 	if addr == "" {
 		return nil
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
 		return flagError(flag, "%q is not host:port", addr)
+	}
+	if n, err := strconv.ParseUint(port, 10, 64); err == nil {
+		if n > 65535 {
+			return flagError(flag, "%q: port %s is out of range (0 to 65535)", addr, port)
+		}
+	} else if _, err := net.LookupPort("tcp", port); err != nil {
+		return flagError(flag, "%q: %q is no port number or service name", addr, port)
 	}
 	return nil
 }

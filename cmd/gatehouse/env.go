@@ -41,15 +41,26 @@ func envName(flag string) string {
 
 // applyEnv sets every flag not given on the command line from its
 // GATEHOUSE_* variable, when that variable is set. Repeatable flags take a
-// comma-separated list. A GATEHOUSE_* variable that names no flag, of fs or
+// comma-separated list. A secret and its -file form (--smtp-password and
+// --smtp-password-file) are one setting: either on the command line wins
+// over both variables. A GATEHOUSE_* variable that names no flag, of fs or
 // of the server, is a usage error naming it, like an unknown flag.
 func applyEnv(fs *pflag.FlagSet, env environ) error {
 	if err := checkEnvNames(fs, env); err != nil {
 		return err
 	}
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { onCommandLine[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed || f.Name == "help" {
+		if err != nil || onCommandLine[f.Name] || f.Name == "help" {
+			return
+		}
+		sibling, ok := strings.CutSuffix(f.Name, "-file")
+		if !ok {
+			sibling = f.Name + "-file"
+		}
+		if fs.Lookup(sibling) != nil && onCommandLine[sibling] {
 			return
 		}
 		if v, ok := env.lookup(envName(f.Name)); ok {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/authflows/mail"
+	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -84,6 +86,24 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 
 func dbFlag(fs *pflag.FlagSet, db *string) {
 	fs.StringVar(db, "db", "gatehouse.db", "database: a bbolt file path, or a postgres:// (postgresql://) URL shared by several replicas")
+	fs.String("db-file", "", "file holding --db, so that a postgres:// URL's password stays out of the process list")
+}
+
+// dbFromFile fills *db from --db-file, when given: not both.
+func dbFromFile(fs *pflag.FlagSet, db *string) error {
+	path, _ := fs.GetString("db-file")
+	if path == "" {
+		return nil
+	}
+	if fs.Changed("db") {
+		return flagError("db-file", "give the database either as --db or as --db-file, not both")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return flagError("db-file", "%v", err)
+	}
+	*db = strings.TrimSpace(string(b))
+	return nil
 }
 
 func passwordFlag(fs *pflag.FlagSet, n *int) {
@@ -158,6 +178,9 @@ func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
 			return Config{}, err
 		}
 	}
+	if err := dbFromFile(fs, &c.DB); err != nil {
+		return Config{}, err
+	}
 	var err error
 	if r.upstream == "" {
 		return Config{}, flagError("upstream", "is required (the URL of the app to protect)")
@@ -188,6 +211,9 @@ func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
 		}
 		if strings.ContainsAny(p, "?#\\;") {
 			return Config{}, flagError("public-path", "%q must be a plain path, without ?, #, \\ or ;", p)
+		}
+		if proxy.CleansWider(p) {
+			return Config{}, flagError("public-path", "%q is not a clean path (it reads as %q: no \"..\", \".\" or \"//\"); give that if you mean it", p, path.Clean(p))
 		}
 	}
 	for _, l := range [][2]string{{"listen", c.Listen}, {"admin-listen", c.AdminListen}, {"http-listen", c.TLS.HTTPListen}} {

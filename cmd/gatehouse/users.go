@@ -182,6 +182,12 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 		fmt.Fprintf(stderr, "gatehouse %s: %v\n", group, err)
 		return exitUsage
 	}
+	if err := dbFromFile(fs, &o.db); err != nil {
+		return usageError(prefix, err)
+	}
+	if err := checkDB(o.db); err != nil {
+		return usageError(prefix, err)
+	}
 	if err := checkAdminFlags(fs, o.db, &o.socket, o.auditLog); err != nil {
 		return usageError(prefix, err)
 	}
