@@ -1,0 +1,139 @@
+package authflows
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+)
+
+// Findings of the outside attack on the browser-facing surface (x4).
+
+// plainClient follows no redirect and keeps no cookies: each step of a flow
+// is inspected, and the cookies sent are exactly the ones the test adds.
+func plainClient() *http.Client {
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// OA1 + CK1: with Secure cookies the session cookie is __Host- so that a
+// sibling subdomain (or a plain-http answer of the same host) cannot plant it
+// (cookie tossing). The OAuth transaction cookie is what binds a flow to the
+// browser (OA1), yet it is a plain "gatehouse_oauth" with Path=/auth/callback/:
+// evil.example.com can set "gatehouse_oauth=<the attacker's value>;
+// Domain=example.com; Path=/auth/callback/" in the victim's browser. The
+// attacker starts a sign-in with their own provider account, stops before the
+// callback, plants their transaction cookie in the victim's browser and sends
+// the victim to the callback URL: the victim is signed in to the attacker's
+// account (login CSRF, session fixation by another road). The cookie must be
+// one a sibling cannot plant (__Host-, hence Path=/), and the callback must not
+// accept the value under the plantable name.
+func TestOAuthTransactionCookieCannotBePlantedBySibling(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{})
+	e.Handler.cfg.CookieSecure = true // https deployment: __Host- session cookie (CK1)
+	e.setNext("github", oauthtest.Account{Subject: "666", Email: "attacker@evil.example", EmailVerified: true})
+	client := plainClient()
+	get := func(target string, cookies ...*http.Cookie) *http.Response {
+		t.Helper()
+		if strings.HasPrefix(target, "/") {
+			target = e.base + target
+		}
+		req, err := http.NewRequest(http.MethodGet, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+
+	// The attacker, in their own browser.
+	start := get("/auth/login/github?rd=/app")
+	if start.StatusCode != http.StatusFound {
+		t.Fatalf("start: %d", start.StatusCode)
+	}
+	var tx *http.Cookie
+	for _, c := range start.Cookies() {
+		if strings.Contains(c.Name, "gatehouse_oauth") {
+			tx = c
+		}
+	}
+	if tx == nil {
+		t.Fatalf("no transaction cookie in %q", start.Header.Values("Set-Cookie"))
+	}
+	if !strings.HasPrefix(tx.Name, "__Host-") || !tx.Secure || tx.Path != "/" || tx.Domain != "" {
+		t.Errorf("transaction cookie %q (Secure=%v, Path=%q, Domain=%q): with Secure cookies it must be a __Host- cookie, "+
+			"or a sibling subdomain can plant it (OA1, CK1)", tx.Name, tx.Secure, tx.Path, tx.Domain)
+	}
+	authorize := get(start.Header.Get("Location"))
+	callback := authorize.Header.Get("Location")
+	if authorize.StatusCode != http.StatusFound || callback == "" {
+		t.Fatalf("provider authorize: %d", authorize.StatusCode)
+	}
+
+	// The victim's browser, holding only what evil.example.com planted
+	// under the unprefixed name (a sibling can set any other name than
+	// a __Host- one), opens the callback.
+	planted := &http.Cookie{Name: transactionCookie, Value: tx.Value}
+	victim := get(callback, planted)
+	for _, c := range victim.Cookies() {
+		if c.Name == oauthCookieName && c.Value != "" {
+			t.Fatalf("the victim's browser was signed in to the attacker's account through a planted %q cookie: %d to %q",
+				transactionCookie, victim.StatusCode, victim.Header.Get("Location"))
+		}
+	}
+	if victim.StatusCode != http.StatusBadRequest {
+		t.Errorf("callback with a planted transaction cookie: %d, want 400 invalid_state", victim.StatusCode)
+	}
+}
+
+// DV1: "a stolen cookie still allows only a bucket's worth of guesses"
+// (devicecookie.go). The nonce bucket is keyed by the nonce as spelled in the
+// cookie, but the base64 decoder ignores the 4 spare bits of the nonce's last
+// character: 16 spellings decode to the same nonce and pass the HMAC. A thief
+// of one device cookie gets 16 buckets, 160 guesses per 15 minutes instead of
+// 10, while the account is locked for everyone else.
+func TestDeviceCookieNonceRespellingGetsNoFreshBucket(t *testing.T) {
+	env := newTestEnv(t)
+	env.CreateUser(t, aliceEmail, alicePassword)
+	device := deviceCookieOf(loginWith(env, aliceEmail, alicePassword))
+	if device == nil {
+		t.Fatal("no device cookie")
+	}
+	lockOut(t, env, aliceEmail)
+	for i := range 10 {
+		if resp := loginWith(env, aliceEmail, "guess", device); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("guess %d with the cookie: status %d", i+1, resp.StatusCode)
+		}
+	}
+	if resp := loginWith(env, aliceEmail, "guess", device); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("11th guess with the cookie: status %d, want 429", resp.StatusCode)
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	nonce, mac, _ := strings.Cut(device.Value, ".")
+	last := strings.IndexByte(alphabet, nonce[len(nonce)-1])
+	extra := 0
+	for k := range 16 {
+		idx := last&^0xF | k
+		if idx == last {
+			continue
+		}
+		respelled := &http.Cookie{Name: deviceCookieName, Value: nonce[:len(nonce)-1] + string(alphabet[idx]) + "." + mac}
+		before := env.HashRuns()
+		resp := loginWith(env, aliceEmail, "guess", respelled)
+		if resp.StatusCode != http.StatusTooManyRequests || env.HashRuns() != before {
+			extra++
+		}
+	}
+	if extra > 0 {
+		t.Errorf("%d respellings of one device cookie's nonce each got a fresh failure bucket (guesses hashed on a locked account)", extra)
+	}
+}
