@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 // Findings of the outside attack on the browser-facing surface (x4).
@@ -135,5 +136,47 @@ func TestDeviceCookieNonceRespellingGetsNoFreshBucket(t *testing.T) {
 	}
 	if extra > 0 {
 		t.Errorf("%d respellings of one device cookie's nonce each got a fresh failure bucket (guesses hashed on a locked account)", extra)
+	}
+}
+
+// CR1 ("a revocation bump[s] the user's credential epoch, and a session ...
+// is created only in a store transaction that finds the epoch it was checked
+// against"; storage: "a sign-in in flight cannot add one afterwards"). The
+// account page's "sign out everywhere else" is a revocation (audit event
+// sessions_revoked), but it deletes the sessions one by one without bumping
+// the epoch: a sign-in whose password was checked before the click writes
+// its session after it, and that session stays signed in "elsewhere".
+// `gatehouse users revoke-sessions` (DeleteUserSessions) does not let it.
+func TestSignOutEverywhereElseBeatsSignInInFlight(t *testing.T) {
+	held := &heldLookups{release: make(chan struct{})}
+	e := newTestEnv(t, func(c *Config) { held.Store = c.Store.(storage.Store); c.Store = held })
+	u := e.CreateUser(t, "ann@example.com", testPassword)
+	mine := e.StartSession(t, u)
+
+	held.read.Add(1)
+	var inFlight *http.Response
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r := e.JSONRequest(http.MethodPost, "/auth/login", map[string]string{"email": "ann@example.com", "password": testPassword})
+		r.RemoteAddr = "203.0.113.66:4000" // somebody else, elsewhere
+		inFlight = e.Do(r)
+	}()
+	held.read.Wait() // the password is being checked elsewhere
+
+	resp := e.PostJSON("/auth/account/sessions/revoke-others", "", mine)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke-others: %d %s", resp.StatusCode, e.Body(t, resp))
+	}
+	close(held.release)
+	<-done
+
+	if c := e.SessionCookie(inFlight); c != nil && c.Value != "" {
+		if me := e.Get("/auth/me", c); me.StatusCode == http.StatusOK {
+			t.Errorf("a sign-in checked before \"sign out everywhere else\" left a working session elsewhere (login %d)", inFlight.StatusCode)
+		}
+	}
+	if me := e.Get("/auth/me", mine); me.StatusCode != http.StatusOK {
+		t.Errorf("the browser that signed out the others lost its own session: /auth/me %d", me.StatusCode)
 	}
 }
