@@ -180,3 +180,30 @@ func TestSignOutEverywhereElseBeatsSignInInFlight(t *testing.T) {
 		t.Errorf("the browser that signed out the others lost its own session: /auth/me %d", me.StatusCode)
 	}
 }
+
+// README ("the current password is checked against the per-account
+// failed-login budget") and changePassword's own doc ("a stolen session must
+// not become a password oracle"): the password change takes its token from
+// loginFailures under the raw email, while a sign-in takes it under
+// loginAccountKey (the email's hash). They are two budgets: an account that
+// guesses from elsewhere have locked still lets the holder of a stolen session
+// check guesses of the current password, and guesses made there never count
+// against sign-ins.
+func TestPasswordChangeSharesTheFailedLoginBudget(t *testing.T) {
+	e := newTestEnv(t)
+	u := e.CreateUser(t, "ann@example.com", testPassword)
+	stolen := e.StartSession(t, u)
+	lockOut(t, e, "ann@example.com") // 10 failed sign-ins: the account's budget is spent
+	if resp := loginWith(e, "ann@example.com", testPassword); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("sign-in on the locked account: %d, want 429", resp.StatusCode)
+	}
+	before := e.HashRuns()
+	r := e.JSONRequest(http.MethodPost, "/auth/account/password",
+		map[string]string{"current_password": "another guess at it", "password": "a brand new passphrase 2026"})
+	r.RemoteAddr = "203.0.113.99:4000"
+	resp := e.Do(r, stolen)
+	if resp.StatusCode != http.StatusTooManyRequests || e.HashRuns() != before {
+		t.Errorf("password change on an account whose failed-login budget is spent: %d (%d hashes), want 429 before any hashing; body %s",
+			resp.StatusCode, e.HashRuns()-before, e.Body(t, resp))
+	}
+}
