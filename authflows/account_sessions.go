@@ -114,18 +114,22 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		h.passwordChangeFailed(w, r, s, problem)
 		return
 	}
-	if !h.limits.loginFailures.allow(u.Email) {
+	// The very bucket a sign-in of this browser to the account spends (the
+	// account's, or its device cookie's: DV1), so that guesses here and at
+	// the sign-in form share one budget.
+	bucket, account := h.loginBucket(r, storage.NormalizeEmail(u.Email))
+	if !bucket.allow(account) {
 		h.passwordChangeFailed(w, r, s, errRateLimited)
 		return
 	}
 	ok, _, err = h.hasher.Verify(ctx, u.PasswordHash, in["current_password"])
 	switch {
 	case errors.Is(err, ErrBusy):
-		h.limits.loginFailures.refund(u.Email)
+		bucket.refund(account)
 		h.passwordChangeFailed(w, r, s, errBusy)
 		return
 	case err != nil:
-		h.limits.loginFailures.refund(u.Email)
+		bucket.refund(account)
 		h.answerStoreFailure(w, r, err)
 		return
 	case !ok || u.PasswordHash == "":
@@ -133,7 +137,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		h.passwordChangeFailed(w, r, s, errWrongPassword)
 		return
 	}
-	h.limits.loginFailures.refund(u.Email)
+	bucket.refund(account)
 	password, p, ok := h.newPassword(in, u.Email)
 	if !ok {
 		h.passwordChangeFailed(w, r, s, p)

@@ -77,7 +77,10 @@ func (h *Handler) deviceNonce(r *http.Request, email string) string {
 	if !ok {
 		return ""
 	}
-	b64 := base64.RawURLEncoding
+	// Strict: the spare bits of the last character must be zero, so that a
+	// cookie has one spelling and one bucket (a non-strict decoder reads
+	// sixteen spellings of a 16-byte nonce as the same bytes).
+	b64 := base64.RawURLEncoding.Strict()
 	nonce, err1 := b64.DecodeString(rawNonce)
 	mac, err2 := b64.DecodeString(rawMAC)
 	if err1 != nil || err2 != nil || len(nonce) != deviceNonceLen {
@@ -91,7 +94,7 @@ func (h *Handler) deviceNonce(r *http.Request, email string) string {
 	if !hmac.Equal(mac, deviceMAC(key, email, nonce)) {
 		return ""
 	}
-	return rawNonce
+	return string(nonce) // the bytes, not the text: the bucket's key
 }
 
 // setDeviceCookie gives the browser a device cookie for the account email

@@ -112,7 +112,7 @@ func (h *Handler) takeFlow(r *http.Request, p *provider) (storage.OAuthFlow, sto
 	if err != nil {
 		return none, storage.Session{}, "", err
 	}
-	if c, err := r.Cookie(transactionCookie); err != nil || !sameHash(storage.HashSecret(c.Value), flow.BrowserHash) {
+	if c, err := r.Cookie(TransactionCookieName(h.cfg.CookieSecure)); err != nil || !sameHash(storage.HashSecret(c.Value), flow.BrowserHash) {
 		return none, storage.Session{}, "other browser", nil
 	}
 	if flow.Provider != p.Name {

@@ -12,12 +12,26 @@ import (
 )
 
 // transactionCookie binds a pending OAuth flow to the browser that started
-// it (OA1). It is sent only to the callback, lives as long as the flow, and
-// holds a random value whose hash the flow stores.
+// it (OA1). It lives as long as the flow and holds a random value whose
+// hash the flow stores. With Secure cookies it is secureTransactionCookie,
+// a __Host- cookie (Path=/, no Domain) that neither a sibling host nor a
+// plain-http answer can plant, so that nobody can hand a victim's browser
+// the binding of a flow the attacker started (login CSRF; CK1); the proxy
+// keeps it from the upstream (SS8). Without, it is sent to the callback only.
 const (
-	transactionCookie = "gatehouse_oauth"
-	transactionPath   = "/auth/callback/"
+	transactionCookie       = "gatehouse_oauth"
+	secureTransactionCookie = "__Host-" + transactionCookie
+	transactionPath         = "/auth/callback/"
 )
+
+// TransactionCookieName is the OAuth transaction cookie's name, for the
+// proxy to strip: secure says whether cookies are Secure.
+func TransactionCookieName(secure bool) string {
+	if secure {
+		return secureTransactionCookie
+	}
+	return transactionCookie
+}
 
 // oauthFlowTTL is how long the user has at the provider (OA1: at most 10 min).
 const oauthFlowTTL = 10 * time.Minute
@@ -90,10 +104,10 @@ func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider,
 }
 
 // transactionCookie is HttpOnly, SameSite=Lax (the provider's redirect back
-// is a top-level GET, which Lax lets through), limited to the callback path;
-// maxAge < 0 expires it.
+// is a top-level GET, which Lax lets through), limited to the callback path
+// unless it is the __Host- one; maxAge < 0 expires it.
 func (h *Handler) transactionCookie(value string, maxAge int) *http.Cookie {
-	return &http.Cookie{
+	c := &http.Cookie{
 		Name:     transactionCookie,
 		Value:    value,
 		Path:     transactionPath,
@@ -102,4 +116,8 @@ func (h *Handler) transactionCookie(value string, maxAge int) *http.Cookie {
 		Secure:   h.cfg.CookieSecure,
 		SameSite: http.SameSiteLaxMode,
 	}
+	if h.cfg.CookieSecure {
+		c.Name, c.Path = secureTransactionCookie, "/"
+	}
+	return c
 }

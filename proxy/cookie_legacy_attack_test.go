@@ -35,3 +35,17 @@ func TestLegacySessionCookieIsNotForwarded(t *testing.T) {
 		t.Errorf("the upstream received a live session id in the old cookie name: Cookie %q", got)
 	}
 }
+
+// Gatehouse's other cookies sent on every path (the __Host- OAuth
+// transaction cookie) never reach the upstream either (SS8).
+func TestOwnCookiesAreNotForwarded(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.OwnCookies = []string{"__Host-gatehouse_oauth"} })
+	session := e.signIn(sessionID)
+	r := get("/app", "Cookie", "__Host-gatehouse_oauth=browser-binding; "+DefaultCookieName+"="+session+"; theme=dark")
+	if res := e.serve(r); res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	if got := strings.Join(e.upstream.last(t).Header["Cookie"], "; "); got != "theme=dark" {
+		t.Errorf("the upstream received Cookie %q, want only theme=dark", got)
+	}
+}

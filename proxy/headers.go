@@ -161,8 +161,8 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // session and the forwarding headers come.
 func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, state *forwardState) {
 	removeCookie(out, p.cookieName)
-	if p.unprefixedName != "" {
-		removeCookie(out, p.unprefixedName)
+	for _, name := range p.stripped {
+		removeCookie(out, name)
 	}
 
 	// The values set below share one backing array, the request's

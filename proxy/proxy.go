@@ -86,8 +86,12 @@ type Config struct {
 	Policy AccessPolicy
 	// Gate, when set, is the session check shared with the /auth/ handlers;
 	// nil: one built from Sessions, LastSeen, CookieName, IdleTTL and Clock.
-	Gate           *Gate
-	CookieName     string   // default DefaultCookieName
+	Gate       *Gate
+	CookieName string // default DefaultCookieName
+	// OwnCookies are Gatehouse's other cookies that browsers send on every
+	// path (the __Host- OAuth transaction cookie): stripped before
+	// forwarding, as the session cookie is (SS8).
+	OwnCookies     []string
 	PublicPaths    []string // served without a session, matched at a segment boundary
 	Denier         web.Denier
 	TrustedProxies web.TrustedProxies
@@ -122,23 +126,23 @@ type Proxy struct {
 	gate       *Gate
 	policy     AccessPolicy
 	cookieName string
-	// unprefixedName is cookieName without its __Host- or __Secure-
-	// prefix ("" when it has none): the name browsers that signed in
-	// before the prefix (v1, an http deployment) still send a live
-	// session id under. Never read, always stripped (SS8).
-	unprefixedName string
-	public         publicPaths
-	denier         web.Denier
-	trusted        web.TrustedProxies
-	assertions     Assertions
-	checkPeers     web.TrustedProxies
-	baseURL        *url.URL
-	proto          string
-	logger         *slog.Logger
-	metrics        *metrics
-	access         *AccessLog
-	reverse        *httputil.ReverseProxy // WebSocket upgrades; the rest goes through send
-	transport      http.RoundTripper
+	// stripped are the cookies removed before forwarding besides
+	// cookieName (SS8): cookieName without its __Host- or __Secure- prefix,
+	// the name browsers that signed in before the prefix (v1, an http
+	// deployment) still send a live session id under, and Config.OwnCookies.
+	stripped   []string
+	public     publicPaths
+	denier     web.Denier
+	trusted    web.TrustedProxies
+	assertions Assertions
+	checkPeers web.TrustedProxies
+	baseURL    *url.URL
+	proto      string
+	logger     *slog.Logger
+	metrics    *metrics
+	access     *AccessLog
+	reverse    *httputil.ReverseProxy // WebSocket upgrades; the rest goes through send
+	transport  http.RoundTripper
 	// authBodyTimeout bounds reading a body under /auth/: AuthBodyTimeout.
 	authBodyTimeout time.Duration
 }
@@ -196,7 +200,12 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	for _, prefix := range []string{"__Host-", "__Secure-"} {
 		if name, ok := strings.CutPrefix(p.cookieName, prefix); ok && name != "" {
-			p.unprefixedName = name
+			p.stripped = append(p.stripped, name)
+		}
+	}
+	for _, name := range cfg.OwnCookies {
+		if name != "" && name != p.cookieName {
+			p.stripped = append(p.stripped, name)
 		}
 	}
 	if p.baseURL == nil {

@@ -176,6 +176,7 @@ func (s *server) build(ctx context.Context) error {
 		ForwardAuthTrusted: cfg.ForwardAuthTrusted,
 		BaseURL:            cfg.BaseURL,
 		CookieName:         cfg.CookieName,
+		OwnCookies:         ownCookies(cfg),
 		PublicPaths:        cfg.PublicPaths,
 		Denier:             denier,
 		TrustedProxies:     cfg.TrustedProxies,
@@ -508,4 +509,15 @@ func (s *server) sweep(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// ownCookies are Gatehouse's cookies besides the session cookie that a
+// browser sends on every path, for the proxy to strip: the __Host- OAuth
+// transaction cookie (with Secure cookies; otherwise it is scoped to the
+// callback path and never reaches the app).
+func ownCookies(cfg Config) []string {
+	if !cfg.CookieSecure {
+		return nil
+	}
+	return []string{authflows.TransactionCookieName(true)}
 }
