@@ -102,6 +102,10 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u, err := h.store.UserByID(ctx, s.UserID)
+	if errors.Is(err, storage.ErrNotFound) { // deleted, with its sessions, meanwhile
+		h.answerUnauthenticated(w, r)
+		return
+	}
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return
@@ -152,10 +156,15 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		h.answerStoreFailure(w, r, err)
 		return
 	}
-	// Only if nothing changed the credentials since the current password was
-	// checked (a reset, a revocation, a disable: CR1); the user's sessions
-	// and reset tokens go with the old password, in the same transaction.
-	u, revoked, err := h.store.ChangePassword(ctx, u.ID, u.Epoch, phc)
+	// Only if nothing changed the credentials since this browser's session
+	// was made at its epoch (a reset, a revocation, a disable: CR1, even one
+	// that landed while this request ran); the user's sessions and reset
+	// tokens go with the old password, in the same transaction.
+	u, revoked, err := h.store.ChangePassword(ctx, u.ID, s.Epoch, phc)
+	if errors.Is(err, storage.ErrNotFound) { // deleted, with its sessions, meanwhile
+		h.answerUnauthenticated(w, r)
+		return
+	}
 	if err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("change password: %w", err))
 		return

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
+
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -30,6 +32,9 @@ func (h *Handler) prepareInvite(ctx context.Context, job storage.Mail) (storage.
 	u, err := h.store.UserByID(ctx, job.UserID)
 	if err != nil {
 		return storage.Mail{}, fmt.Errorf("prepare invitation: look up user: %w", err)
+	}
+	if u.Disabled || u.PasswordHash != "" { // disabled, or a password set, after the job was queued (AD2)
+		return storage.Mail{}, fmt.Errorf("prepare invitation: user %s is disabled or has a password: %w", u.ID, mailqueue.ErrPermanent)
 	}
 	inviteToken := newSecret()
 	now := h.now()

@@ -249,7 +249,8 @@ func (h *Handler) answerAccountExists(w http.ResponseWriter, r *http.Request, p 
 func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provider, flow storage.OAuthFlow, s storage.Session, id providerIdentity) {
 	identity := storage.Identity{Provider: p.Name, Subject: id.Subject, Email: id.Email, UserID: s.UserID, CreatedAt: h.now()}
 	err := h.store.LinkIdentity(r.Context(), identity, s.IDHash)
-	if errors.Is(err, storage.ErrCredentialsChanged) {
+	// The session ended meanwhile: revoked, or its user deleted.
+	if errors.Is(err, storage.ErrCredentialsChanged) || errors.Is(err, storage.ErrNotFound) {
 		h.oauthEvent(r, p.Name, "refused", slog.String("user_id", s.UserID), slog.String("reason", "session ended"))
 		h.expireCookie(w)
 		web.WriteProblem(w, r, errCredentialsChanged)

@@ -79,3 +79,26 @@ func TestPasswordChangeRacingResetLosesToTheReset(t *testing.T) {
 		t.Errorf("the owner's reset password no longer works: the change overwrote it")
 	}
 }
+
+// deletedBeforeChange deletes the user just before the account page's
+// ChangePassword: `users delete` landing while the change hashed.
+type deletedBeforeChange struct{ storage.Store }
+
+func (s deletedBeforeChange) ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error) {
+	if err := s.Store.DeleteUser(ctx, userID); err != nil {
+		return storage.User{}, 0, err
+	}
+	return s.Store.ChangePassword(ctx, userID, epoch, hash)
+}
+
+// A password change whose account was deleted meanwhile is a session that
+// ended (401), not a store outage (503, logged as an error).
+func TestPasswordChangeOfDeletedAccountIsNoStoreOutage(t *testing.T) {
+	e := newTestEnv(t, func(c *Config) { c.Store = deletedBeforeChange{c.Store.(storage.Store)} })
+	e.CreateUser(t, "ann@example.com", oldPassword)
+	session := e.Login(t, "ann@example.com", oldPassword)
+	resp := e.PostJSON("/auth/account/password", map[string]string{"current_password": oldPassword, "password": freshPassword, "confirm": freshPassword}, session)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("password change of an account deleted meanwhile: %d %s, want 401", resp.StatusCode, e.Body(t, resp))
+	}
+}

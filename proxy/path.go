@@ -132,7 +132,8 @@ func (pp publicPaths) match(p string) bool {
 //   - a character that NFKC folds into path syntax ".", "/", "\", "%" or
 //     ";": the full-width forms (U+FF0E, U+FF0F, U+FF3C), but also the dot
 //     leaders U+2024 and U+2025, the ellipsis U+2026 and the small forms
-//     \uFE52 and \uFE68, and any other that Unicode may add;
+//     \uFE52 and \uFE68, and any other that Unicode may add; or a path
+//     whose NFKC form is ambiguous by these rules ("..", U+3000: ".. ");
 //   - a "." or ".." segment carrying ";params" (Tomcat reads "..;" as "..");
 //   - a segment of dots and spaces other than "." and ".." (Spring and
 //     Windows trim spaces, Windows reads "..." as "..").
@@ -173,8 +174,10 @@ func ambiguous(p string) bool {
 }
 
 // foldsIntoSyntax reports whether NFKC, which some upstreams apply to the
-// path, turns a character of p into one of ". / \\ % ;": the folded path
-// holds more of them than p does.
+// path, turns p into a path read another way: a character of p becomes one
+// of ". / \\ % ;" (the folded path holds more of them than p does), or the
+// folded path is ambiguous itself (an ideographic or no-break space beside
+// dots folds to ".. ", which Windows and Spring trim to "..").
 func foldsIntoSyntax(p string) bool {
 	if norm.NFKC.IsNormalString(p) {
 		return false
@@ -186,7 +189,7 @@ func foldsIntoSyntax(p string) bool {
 			return true
 		}
 	}
-	return false
+	return ambiguous(folded) // folded is NFKC: no deeper than this
 }
 
 // dotsAndSpaces reports whether segment is made of dots and spaces only,

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
@@ -153,11 +152,11 @@ func (s *Service) record(ctx context.Context, event string, u storage.User, attr
 // policy.ValidAddress), so that no account holds an address with invisible
 // or bidi characters, a domain literal, or more than 254 bytes.
 func CheckEmail(email string) (string, error) {
-	e := strings.TrimSpace(email)
+	e := storage.NormalizeEmail(email) // lower-cased first: "Élodie@…" is as good as "Alice@…"
 	if !policy.ValidAddress(e) {
 		return "", refuse(CodeInvalidRequest, "%q is not a plain email address", email)
 	}
-	return storage.NormalizeEmail(e), nil
+	return e, nil
 }
 
 // AddUser creates the user with a password, or without one and with an

@@ -55,9 +55,12 @@ func queueTokenMail(tx *bbolt.Tx, k tokenKind, u storage.User, now time.Time) er
 }
 
 // issueToken stores t as a token of kind k and voids every other token of
-// kind k of t.UserID. An unknown user is storage.ErrNotFound.
+// kind k of t.UserID. A user the token could not act for (unknown; k.user
+// refuses: disabled, or an invitation to a user with a password) is
+// storage.ErrNotFound and nothing is written: a job queued before a disable
+// mints nothing after it.
 func issueToken(tx *bbolt.Tx, k tokenKind, t storage.ResetToken) error {
-	if _, err := getUser(tx, t.UserID); err != nil {
+	if _, err := k.user(tx, t.UserID); err != nil {
 		return err
 	}
 	if err := voidTokens(tx, k, t.UserID); err != nil {

@@ -40,21 +40,23 @@ func (s *Store) InviteTokenUser(ctx context.Context, tokenHash storage.Hash, now
 
 // CompleteInvite, in one transaction: consumes a valid invite token (else
 // storage.ErrNotFound, nothing written) with every other invite token of
-// the user and sets the password hash. Of concurrent calls with one token
-// exactly one succeeds: the DELETE ... RETURNING takes the row once.
+// the user and sets the password hash. The user's row is locked before the
+// token's (takeToken). Of concurrent calls with one token exactly one
+// succeeds: the DELETE takes the row once.
 func (s *Store) CompleteInvite(ctx context.Context, tokenHash storage.Hash, now time.Time, passwordHash string) (storage.User, error) {
 	var u storage.User
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var userID string
-		err := tx.QueryRow(ctx, "DELETE FROM invite_tokens WHERE hash = $1 AND expires_at > $2 RETURNING user_id",
-			tokenHash[:], now).Scan(&userID)
+		locked, err := takeToken(ctx, tx, inviteTokens, tokenHash, now)
 		if err != nil {
-			return wrap("invite token", err)
+			return err
 		}
 		// An invitation sets a first password only (AD2): once the user has
-		// one, or is disabled, the link is void.
-		u, err = scanUser(tx.QueryRow(ctx, "UPDATE users SET password_hash = $2 WHERE id = $1 AND password_hash = '' AND NOT disabled RETURNING "+userColumns,
-			userID, passwordHash))
+		// one, or is disabled, the link is void (and nothing is written).
+		if locked.PasswordHash != "" || locked.Disabled {
+			return notFound("invite token")
+		}
+		u, err = scanUser(tx.QueryRow(ctx, "UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING "+userColumns,
+			locked.ID, passwordHash))
 		if err != nil {
 			return wrap("complete invite: user", err)
 		}

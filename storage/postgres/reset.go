@@ -61,16 +61,22 @@ func (s *Store) lockAndQueueTokenMail(ctx context.Context, k tokenKind, userID s
 
 // issueToken is IssueResetToken and IssueInviteToken: in one transaction,
 // it stores t as a token of kind k and voids every other token of kind k of
-// t.UserID. Unknown user: storage.ErrNotFound and nothing is written.
+// t.UserID. A user the token could not act for (unknown, disabled, or for
+// an invitation one with a password) is storage.ErrNotFound and nothing is
+// written: a job queued before a disable mints nothing after it.
 func (s *Store) issueToken(ctx context.Context, k tokenKind, t storage.ResetToken) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockUser(ctx, tx, t.UserID); err != nil {
+		u, err := lockUser(ctx, tx, t.UserID)
+		if err != nil {
 			return err
+		}
+		if u.Disabled || k == inviteTokens && u.PasswordHash != "" {
+			return notFound(k.what + " token's user")
 		}
 		if _, err := tx.Exec(ctx, "DELETE FROM "+k.table+" WHERE user_id = $1 OR hash = $2", t.UserID, t.Hash[:]); err != nil {
 			return wrap("issue "+k.what+" token", err)
 		}
-		_, err := tx.Exec(ctx, "INSERT INTO "+k.table+" (hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+		_, err = tx.Exec(ctx, "INSERT INTO "+k.table+" (hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
 			t.Hash[:], t.UserID, t.CreatedAt, t.ExpiresAt)
 		return wrap2("issue "+k.what+" token", err)
 	})
@@ -147,10 +153,9 @@ func (s *Store) ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now 
 // user (else storage.ErrNotFound, nothing written), sets the password hash,
 // voids the user's other tokens, bumps the user's Epoch, deletes (and
 // notifies) every session of the user and queues notice unless notice.To
-// is empty. The user's row is locked before the token's, the order every
-// change of a user's credentials takes (a disable voids the tokens under
-// that lock), so none of them deadlocks with another. Of concurrent calls
-// with one token exactly one succeeds: the DELETE takes the row once.
+// is empty. The user's row is locked before the token's (takeToken). Of
+// concurrent calls with one token exactly one succeeds: the DELETE takes
+// the row once.
 func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now time.Time,
 	passwordHash string, notice storage.Mail) (storage.User, int, error) {
 	var (
@@ -158,28 +163,15 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 		sessions int
 	)
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var userID string
-		err := tx.QueryRow(ctx, "SELECT user_id FROM reset_tokens WHERE hash = $1 AND expires_at > $2",
-			tokenHash[:], now).Scan(&userID)
-		if err != nil {
-			return wrap("reset token", err)
-		}
-		locked, err := lockUser(ctx, tx, userID)
+		locked, err := takeToken(ctx, tx, resetTokens, tokenHash, now)
 		if err != nil {
 			return err
 		}
 		if locked.Disabled {
 			return notFound("reset token of a disabled user")
 		}
-		tag, err := tx.Exec(ctx, "DELETE FROM reset_tokens WHERE hash = $1 AND expires_at > $2", tokenHash[:], now)
-		if err != nil {
-			return wrap("reset token", err)
-		}
-		if tag.RowsAffected() == 0 { // taken by a concurrent reset, or voided meanwhile
-			return notFound("reset token")
-		}
 		// Voids the user's other tokens too.
-		if u, sessions, err = replacePassword(ctx, tx, userID, passwordHash); err != nil {
+		if u, sessions, err = replacePassword(ctx, tx, locked.ID, passwordHash); err != nil {
 			return err
 		}
 		if notice.To != "" {
@@ -191,6 +183,32 @@ func (s *Store) CompleteReset(ctx context.Context, tokenHash storage.Hash, now t
 		return storage.User{}, 0, err
 	}
 	return u, sessions, nil
+}
+
+// takeToken, inside tx, consumes the valid token h of kind k and returns
+// its user, locked. The user's row is locked before the token's, the order
+// every change of a user's credentials takes (a disable voids the tokens
+// under that lock), so that none of them deadlocks with another. A token
+// unknown, expired, or taken meanwhile by a concurrent call or a void:
+// storage.ErrNotFound.
+func takeToken(ctx context.Context, tx pgx.Tx, k tokenKind, h storage.Hash, now time.Time) (storage.User, error) {
+	var userID string
+	err := tx.QueryRow(ctx, "SELECT user_id FROM "+k.table+" WHERE hash = $1 AND expires_at > $2", h[:], now).Scan(&userID)
+	if err != nil {
+		return storage.User{}, wrap(k.what+" token", err)
+	}
+	u, err := lockUser(ctx, tx, userID)
+	if err != nil {
+		return storage.User{}, err
+	}
+	tag, err := tx.Exec(ctx, "DELETE FROM "+k.table+" WHERE hash = $1 AND expires_at > $2", h[:], now)
+	if err != nil {
+		return storage.User{}, wrap(k.what+" token", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return storage.User{}, notFound(k.what + " token")
+	}
+	return u, nil
 }
 
 // DeleteExpiredResetTokens deletes tokens whose ExpiresAt is not after now and reports how many.

@@ -177,19 +177,30 @@ func testPasswords(t *testing.T, o Opener) {
 		}
 	})
 
-	// A token issued while the user is disabled (a reset mail job delivered
-	// after the disable) finds nobody.
-	t.Run("ResetTokenOfDisabledUser", func(t *testing.T) {
+	// No token is minted for a disabled user (a reset or invitation job
+	// delivered after the disable), nor an invitation for a user with a
+	// password: nothing is written, and the mail queue drops the job.
+	t.Run("NoTokenForADisabledUser", func(t *testing.T) {
 		s := o.newStore(t)
 		u := createUser(t, s, 1)
-		_, err := s.SetUserDisabled(t.Context(), u.ID, true)
-		wantErr(t, "SetUserDisabled", err, nil)
-		tok := issue(t, s, "while disabled", u, time.Hour)
-		wantTokenUser(t, s, tok.Hash, epoch, "")
-		_, _, err = s.CompleteReset(t.Context(), tok.Hash, epoch, "$argon2id$intruder", storage.Mail{})
-		wantErr(t, "CompleteReset of a disabled user", err, storage.ErrNotFound)
-		if got, _ := s.UserByID(t.Context(), u.ID); got.PasswordHash != u.PasswordHash {
-			t.Errorf("a disabled user's password was reset")
+		invited := createInvitedUser(t, s, 2)
+		for _, id := range []string{u.ID, invited.ID} {
+			_, err := s.SetUserDisabled(t.Context(), id, true)
+			wantErr(t, "SetUserDisabled", err, nil)
 		}
+		tok := tokenRecord("while disabled", u.ID, time.Hour)
+		wantErr(t, "IssueResetToken of a disabled user", s.IssueResetToken(t.Context(), tok), storage.ErrNotFound)
+		wantTokenUser(t, s, tok.Hash, epoch, "")
+		invite := inviteRecord("while disabled", invited.ID, time.Hour)
+		wantErr(t, "IssueInviteToken of a disabled user", s.IssueInviteToken(t.Context(), invite), storage.ErrNotFound)
+		for _, id := range []string{u.ID, invited.ID} {
+			_, err := s.SetUserDisabled(t.Context(), id, false)
+			wantErr(t, "SetUserDisabled(false)", err, nil)
+		}
+		wantTokenUser(t, s, tok.Hash, epoch, "")
+		_, err := s.InviteTokenUser(t.Context(), invite.Hash, epoch)
+		wantErr(t, "InviteTokenUser after the enable", err, storage.ErrNotFound)
+		withPassword := inviteRecord("for a user with a password", u.ID, time.Hour)
+		wantErr(t, "IssueInviteToken of a user with a password", s.IssueInviteToken(t.Context(), withPassword), storage.ErrNotFound)
 	})
 }
