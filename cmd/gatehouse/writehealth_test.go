@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,8 +24,23 @@ import (
 // existing sessions, answers 503 where a write is needed, logs one line per
 // failure class, and shows it in a metric and in /readyz's body; readiness
 // itself stays (see writeHealth). RLIMIT_FSIZE makes writes fail with EFBIG
-// as a full disk does.
+// as a full disk does. The limit holds for a whole process, so the test
+// runs in a child of its own: go test's own files (its test log) are kept
+// from it.
 func TestWriteFailuresAreVisible(t *testing.T) {
+	const child = "GATEHOUSETEST_WRITEHEALTH_CHILD"
+	if os.Getenv(child) != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWriteFailuresAreVisible$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), child+"=1")
+		out, err := cmd.CombinedOutput()
+		switch {
+		case err == nil && bytes.Contains(out, []byte("--- SKIP: TestWriteFailuresAreVisible")):
+			t.Skipf("SKIP: %s", out)
+		case err != nil || !bytes.Contains(out, []byte("--- PASS: TestWriteFailuresAreVisible")):
+			t.Fatalf("the child failed (%v):\n%s", err, out)
+		}
+		return
+	}
 	upstream, _ := echoUpstream(t)
 	db := filepath.Join(t.TempDir(), "g.db")
 	addUser(t, db, "alice@example.com", testPassword)
