@@ -64,22 +64,8 @@ var identityHeaders = []string{"X-Forwarded-User", "X-Forwarded-Email", "X-Forwa
 // in its comment is real gatehouse flags, listening where Traefik asks and
 // trusting Traefik's address.
 func TestTraefikExample(t *testing.T) {
-	path := filepath.Join("..", "examples", "forward-auth", "traefik.yml")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := yaml.YAMLToJSONStrict(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var conf traefikDynamic
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&conf); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	h := conf.HTTP
+	conf, raw := readTraefikExample(t)
+	h, path := conf.HTTP, traefikExample
 
 	// The app's router: strip the client's identity headers, then ask
 	// Gatehouse.
@@ -180,4 +166,29 @@ func gatehouseService(servers []struct {
 		}
 	}
 	return false
+}
+
+// traefikExample is the Traefik example's file.
+var traefikExample = filepath.Join("..", "examples", "forward-auth", "traefik.yml")
+
+// readTraefikExample reads the Traefik example, every field known, and
+// returns it with its text.
+func readTraefikExample(t *testing.T) (traefikDynamic, []byte) {
+	t.Helper()
+	path := traefikExample
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := yaml.YAMLToJSONStrict(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var conf traefikDynamic
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&conf); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return conf, raw
 }

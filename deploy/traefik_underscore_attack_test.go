@@ -3,15 +3,9 @@
 package deploy
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/textproto"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 )
 
 // PX1, forward-auth (outside attack): Traefik's headers middleware deletes
@@ -26,19 +20,7 @@ import (
 // nginx drops "_" names by default; the Traefik example must remove the
 // "_" spelling of every identity header as well.
 func TestTraefikExampleStripsUnderscoreSpellings(t *testing.T) {
-	path := filepath.Join("..", "examples", "forward-auth", "traefik.yml")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := yaml.YAMLToJSONStrict(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var conf traefikDynamic
-	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&conf); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	conf, _ := readTraefikExample(t)
 	h := conf.HTTP
 	app, ok := h.Routers["app"]
 	if !ok {
