@@ -106,7 +106,7 @@ func newProviders(ctx context.Context, cfgs []ProviderConfig, now func() time.Ti
 		case c.ClientID == "" || c.ClientSecret == "" || c.RedirectURL == "":
 			return nil, fmt.Errorf("authflows: OAuth provider %q needs a client id, a client secret and a redirect URL", c.Name)
 		}
-		client := &http.Client{Timeout: providerTimeout}
+		client := newProviderClient()
 		setup, err := kind.setup(ctx, c, client, now)
 		if err != nil {
 			return nil, err

@@ -53,7 +53,7 @@ func setupGoogle(ctx context.Context, c ProviderConfig, client *http.Client, now
 			return providerSetup{}, err
 		}
 	}
-	keys := oidc.NewRemoteKeySet(oidc.ClientContext(ctx, client), jwks)
+	keys := newAgingKeySet(oidc.ClientContext(ctx, client), jwks, now)
 	g.verify = newIDTokenVerifier(or(c.Issuer, googleIssuer), keys, c.ClientID, nil, now)
 	return providerSetup{
 		title:    "Google",

@@ -69,7 +69,8 @@ func setupOIDC(ctx context.Context, c ProviderConfig, client *http.Client, now f
 		return providerSetup{}, err
 	}
 	var doc struct {
-		JWKSURL string `json:"jwks_uri"`
+		JWKSURL string   `json:"jwks_uri"`
+		Algs    []string `json:"id_token_signing_alg_values_supported"`
 	}
 	if err := p.Claims(&doc); err != nil || doc.JWKSURL == "" {
 		return providerSetup{}, flagError("oidc-issuer-url", "%q: the discovery document names no jwks_uri", c.Issuer)
@@ -83,11 +84,7 @@ func setupOIDC(ctx context.Context, c ProviderConfig, client *http.Client, now f
 	id := &oidcIdentifier{
 		issuer:      c.Issuer,
 		groupsClaim: or(c.GroupsClaim, "groups"),
-		verify: &idTokenVerifier{
-			clientID: c.ClientID,
-			now:      now,
-			verifier: p.VerifierContext(ctx, &oidc.Config{ClientID: c.ClientID, Now: now}),
-		},
+		verify: newIDTokenVerifier(c.Issuer, newAgingKeySet(ctx, doc.JWKSURL, now), c.ClientID, signingAlgs(doc.Algs), now),
 	}
 	return providerSetup{
 		title:    or(c.Title, "Single sign-on"),
@@ -201,4 +198,18 @@ func claimStrings(raw json.RawMessage) ([]string, error) {
 		return nil, errors.New("neither a string nor a list of strings")
 	}
 	return []string{one}, nil
+}
+
+// signingAlgs are the ID token algorithms a discovery document names that
+// go-oidc verifies (as its own provider keeps them); none: RS256, the
+// specification's default.
+func signingAlgs(named []string) []string {
+	var algs []string
+	for _, a := range named {
+		switch a {
+		case oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA:
+			algs = append(algs, a)
+		}
+	}
+	return algs
 }

@@ -9,6 +9,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
@@ -160,7 +161,17 @@ func (s *SMTP) converse(c *smtp.Client, to string, msg []byte) error {
 			return fmt.Errorf("auth: %w", err)
 		}
 	}
-	if err := c.Mail(s.from, nil); err != nil {
+	// A UTF-8 address (EM1 accepts "élodie@example.fr") travels only with
+	// SMTPUTF8 declared (RFC 6531); a relay that does not offer it never
+	// will, so that is permanent.
+	var opts *smtp.MailOptions
+	if !isASCII(to) || !isASCII(s.from) {
+		if ok, _ := c.Extension("SMTPUTF8"); !ok {
+			return fmt.Errorf("mail from: the relay does not offer SMTPUTF8, which a UTF-8 address needs: %w", ErrPermanent)
+		}
+		opts = &smtp.MailOptions{UTF8: true}
+	}
+	if err := c.Mail(s.from, opts); err != nil {
 		return fmt.Errorf("mail from: %w", err)
 	}
 	if err := c.Rcpt(to, nil); err != nil {
@@ -257,4 +268,14 @@ func permanentIf5xx(err error) error {
 		return fmt.Errorf("%w (%w)", err, ErrPermanent)
 	}
 	return err
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

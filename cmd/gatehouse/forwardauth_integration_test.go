@@ -68,7 +68,7 @@ func startFrontedGatehouse(t *testing.T, front, scheme string) (*gatehouse, stri
 	db := filepath.Join(t.TempDir(), "gatehouse.db")
 	addUser(t, db, "alice@example.com", testPassword)
 	g := startGatehouse(t, db, "--upstream", up.URL, "--base-url", scheme+"://"+front,
-		"--forward-auth-trusted", "127.0.0.1/32", "--public-path", "/static")
+		"--forward-auth-trusted", "127.0.0.1/32", "--trusted-proxies", "127.0.0.1/32", "--public-path", "/static")
 	return g, up.URL, hits
 }
 

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
 	"github.com/spf13/pflag"
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
@@ -21,6 +25,11 @@ func checkPages(c *Config) error {
 	}
 	if len(c.AppName) > 100 {
 		return flagError("app-name", "longer than 100 characters")
+	}
+	// It stands in every mail's subject, one header line: a line break or
+	// another control character would fail every mail at delivery.
+	if !utf8.ValidString(c.AppName) || strings.IndexFunc(c.AppName, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+		return flagError("app-name", "%q holds a control or invisible character", c.AppName)
 	}
 	if c.TemplatesDir == "" {
 		return nil

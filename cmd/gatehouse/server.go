@@ -104,6 +104,11 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 
+	if len(cfg.ForwardAuthTrusted) > 0 && len(cfg.TrustedProxies) == 0 {
+		// Behind a front proxy every /auth/ request comes from its address:
+		// the per-client limits would be one bucket for every client.
+		s.log.Warn("--forward-auth-trusted without --trusted-proxies: requests through the front proxy all count as its address for the per-client limits (sign-in, forgot); give --trusted-proxies the proxy's address and have it send X-Forwarded-For")
+	}
 	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log}
 	// One session gate for the proxy, /auth/ and the check endpoints.
 	gate := &proxy.Gate{Sessions: s.store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, LastSeen: s.lastSeen}
