@@ -84,7 +84,7 @@ func setupOIDC(ctx context.Context, c ProviderConfig, client *http.Client, now f
 	id := &oidcIdentifier{
 		issuer:      c.Issuer,
 		groupsClaim: or(c.GroupsClaim, "groups"),
-		verify: newIDTokenVerifier(c.Issuer, newAgingKeySet(ctx, doc.JWKSURL, now), c.ClientID, signingAlgs(doc.Algs), now),
+		verify:      newIDTokenVerifier(c.Issuer, newAgingKeySet(ctx, doc.JWKSURL, now), c.ClientID, signingAlgs(doc.Algs), now),
 	}
 	return providerSetup{
 		title:    or(c.Title, "Single sign-on"),
