@@ -307,3 +307,19 @@ func TestSignOutEverywhereElseEndsASignInInFlight(t *testing.T) {
 		t.Errorf("the remaining session can no longer link: %v", err)
 	}
 }
+
+// "Sign out everywhere else" that the store cannot carry out says so (503),
+// never "signed out".
+func TestSignOutEverywhereElseStoreFailure(t *testing.T) {
+	e := newTestEnv(t, func(c *Config) {
+		c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("DeleteOtherSessions")}
+	})
+	u := e.CreateUser(t, "ann@example.com", testPassword)
+	other, mine := e.StartSession(t, u), e.StartSession(t, u)
+	if resp := e.PostJSON("/auth/account/sessions/revoke-others", "", mine); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("revoke-others on a failing store: %d, want 503", resp.StatusCode)
+	}
+	if _, err := e.Store.Session(t.Context(), storage.HashSecret(other.Value)); err != nil {
+		t.Errorf("the other session: %v", err)
+	}
+}

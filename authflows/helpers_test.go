@@ -406,6 +406,13 @@ func (s faultyStore) UpgradePasswordHash(ctx context.Context, userID, oldHash, n
 	return s.Store.UpgradePasswordHash(ctx, userID, oldHash, newHash)
 }
 
+func (s faultyStore) DeleteOtherSessions(ctx context.Context, userID string, keep storage.Hash) (int, error) {
+	if s.fail["DeleteOtherSessions"] {
+		return 0, errFaultyStore
+	}
+	return s.Store.DeleteOtherSessions(ctx, userID, keep)
+}
+
 func (s faultyStore) ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error) {
 	if s.fail["ChangePassword"] {
 		return storage.User{}, 0, errFaultyStore

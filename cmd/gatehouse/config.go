@@ -147,10 +147,10 @@ func parseURL(flag, raw string) (*url.URL, error) {
 		return nil, flagError(flag, "%q is not a URL", redactUserinfo(raw))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, flagError(flag, "%q needs an http:// or https:// scheme", raw)
+		return nil, flagError(flag, "%q needs an http:// or https:// scheme", redactUserinfo(raw))
 	}
 	if u.Host == "" {
-		return nil, flagError(flag, "%q has no host", raw)
+		return nil, flagError(flag, "%q has no host", redactUserinfo(raw))
 	}
 	// A bare "?" or "#" sets no RawQuery or Fragment, yet joined to a
 	// path it would still end the URL's path ("https://app?/auth/…").
@@ -161,25 +161,21 @@ func parseURL(flag, raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// redactUserinfo hides what may be a user and password in a URL that did
-// not parse: whatever stands before the last "@" of its authority.
+// redactUserinfo hides what may be a user and password in a URL value an
+// error repeats, parsed or not: whatever stands between the scheme and the
+// last "@" of the value. A password may hold "/", "?" or "#" unescaped,
+// so the authority's end cannot be trusted; hiding too much in an error
+// costs nothing.
 func redactUserinfo(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		scheme, rest = "", raw
-	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	at := strings.LastIndex(rest[:end], "@")
+	at := strings.LastIndex(raw, "@")
 	if at < 0 {
 		return raw
 	}
-	if scheme != "" {
-		scheme += "://"
+	scheme, _, ok := strings.Cut(raw[:at], "://")
+	if !ok {
+		return "xxxxx" + raw[at:]
 	}
-	return scheme + "xxxxx" + rest[at:]
+	return scheme + "://xxxxx" + raw[at:]
 }
 
 func checkDuration(flag string, d time.Duration, allowZero bool) error {

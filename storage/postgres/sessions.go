@@ -185,7 +185,11 @@ func (s *Store) SessionsOfUser(ctx context.Context, userID string) ([]storage.Se
 }
 
 // TouchSessions sets LastSeen of the given sessions in one statement;
-// unknown ones are skipped. It notifies nothing: a touch revokes nothing.
+// unknown ones are skipped, and so are rows another transaction holds (SKIP
+// LOCKED): a revocation deleting them, or another replica's touch. A touch
+// is best effort and must never wait in a lock cycle with a revocation,
+// which takes a user's session rows in its own order (40P01 would abort
+// one of them). It notifies nothing: a touch revokes nothing.
 func (s *Store) TouchSessions(ctx context.Context, lastSeen map[storage.Hash]time.Time) error {
 	if len(lastSeen) == 0 {
 		return nil
@@ -196,19 +200,24 @@ func (s *Store) TouchSessions(ctx context.Context, lastSeen map[storage.Hash]tim
 		hashes = append(hashes, h[:])
 		times = append(times, t)
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE sessions SET last_seen = v.t
-		FROM unnest($1::bytea[], $2::timestamptz[]) AS v(h, t) WHERE id_hash = v.h`, hashes, times)
+	_, err := s.pool.Exec(ctx, `WITH locked AS (
+			SELECT s.id_hash, v.t FROM sessions s
+			JOIN unnest($1::bytea[], $2::timestamptz[]) AS v(h, t) ON s.id_hash = v.h
+			FOR NO KEY UPDATE OF s SKIP LOCKED
+		) UPDATE sessions SET last_seen = locked.t FROM locked WHERE sessions.id_hash = locked.id_hash`, hashes, times)
 	return wrap2("touch sessions", err)
 }
 
 // DeleteExpiredSessions deletes sessions past ExpiresAt at now, or idle
 // since LastSeen for idle or longer (idle 0: no idle limit), in chunks, and
-// reports how many. It notifies nothing: a session it deletes is one that
+// reports how many. Rows another transaction holds are left for the next
+// sweep (SKIP LOCKED), so that a sweep never waits in a lock cycle with a
+// revocation. It notifies nothing: a session it deletes is one that
 // Session.Active refuses already, on every replica.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time, idle time.Duration) (int, error) {
 	idleBefore := now.Add(-idle)
 	return sweep(ctx, s, `DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions
-		WHERE expires_at <= $1 OR ($2 AND last_seen <= $3) LIMIT $4)`, now, idle > 0, idleBefore, sweepChunk)
+		WHERE expires_at <= $1 OR ($2 AND last_seen <= $3) LIMIT $4 FOR UPDATE SKIP LOCKED)`, now, idle > 0, idleBefore, sweepChunk)
 }
 
 // sweep runs a chunked DELETE until it deletes fewer rows than a chunk.
