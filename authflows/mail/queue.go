@@ -178,7 +178,12 @@ func (q *Queue) deliverDue(ctx context.Context) time.Time {
 	for {
 		now := q.opts.Clock()
 		upTo := now
-		if all {
+		// Not in a Shared queue: there a message another replica is sending
+		// is one whose NextAttempt is its lease, and claiming beyond now
+		// would take it from that replica (sent twice, each link voiding the
+		// other) and lease it for as long as the look ahead. Shared mail
+		// goes on its own backoff, at most MaxBackoff away.
+		if all && !q.opts.Shared {
 			upTo = now.Add(q.opts.GiveUpAfter + q.opts.MaxBackoff) // beyond any NextAttempt
 		}
 		due, batch, err := q.due(ctx, upTo)
