@@ -48,6 +48,7 @@ func (k *keyedLimiter) refundShared(key string) {
 func (l *limits) share(rs RateStore, onError func(bucket string, err error)) {
 	l.loginIP.share(rs, "login_ip", time.Minute, onError)
 	l.loginFailures.share(rs, "login_failures", 15*time.Minute, onError)
+	l.deviceFailures.share(rs, "login_device", 15*time.Minute, onError)
 	l.forgotIP.share(rs, "forgot_ip", time.Minute, onError)
 	l.forgotAccount.share(rs, "forgot_account", 15*time.Minute, onError)
 	l.resetIP.share(rs, "reset_ip", time.Minute, onError)

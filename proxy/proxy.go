@@ -172,9 +172,14 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An active session must never look idle in the store: the touch
+	// interval follows the idle limit, whether the LastSeen comes alone or
+	// with a shared Gate.
 	if cfg.LastSeen != nil && cfg.LastSeen.TouchEvery == 0 {
-		// An active session must never look idle in the store.
 		cfg.LastSeen.TouchEvery = TouchIntervalFor(cfg.IdleTTL)
+	}
+	if g := cfg.Gate; g != nil && g.LastSeen != nil && g.LastSeen.TouchEvery == 0 {
+		g.LastSeen.TouchEvery = TouchIntervalFor(g.IdleTTL)
 	}
 	p := &Proxy{
 		upstream:   cfg.Upstream,

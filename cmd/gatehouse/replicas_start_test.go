@@ -86,7 +86,7 @@ func TestNewerSchemaStopsStart(t *testing.T) {
 // replica sweep at once, or leave the buckets to grow.
 func TestServerStoreSweepsOneReplicaAtATime(t *testing.T) {
 	db := pg.NewDatabase(t)
-	store, err := openServerStore(db, slog.New(slog.DiscardHandler), nil)
+	store, err := openServerStore(db, slog.New(slog.DiscardHandler), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestServerStoreSweepsOneReplicaAtATime(t *testing.T) {
 		t.Fatal("the server's PostgreSQL store counts no throttle in the database")
 	}
 	// While one sweep runs, another replica's attempt is skipped.
-	other, err := openServerStore(db, slog.New(slog.DiscardHandler), nil)
+	other, err := openServerStore(db, slog.New(slog.DiscardHandler), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

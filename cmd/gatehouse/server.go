@@ -54,7 +54,7 @@ type server struct {
 // newServer opens the store and builds every part; it opens no port.
 func newServer(ctx context.Context, cfg Config, logger *slog.Logger) (*server, error) {
 	writes := newWriteHealth(logger, time.Now)
-	store, err := openServerStore(cfg.DB, logger, writes.observe)
+	store, err := openServerStore(cfg.DB, logger, writes.observe, cfg.SessionIdleTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (s *server) build(ctx context.Context) error {
 		// the per-client limits would be one bucket for every client.
 		s.log.Warn("--forward-auth-trusted without --trusted-proxies: requests through the front proxy all count as its address for the per-client limits (sign-in, forgot); give --trusted-proxies the proxy's address and have it send X-Forwarded-For")
 	}
-	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log}
+	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log, TouchEvery: proxy.TouchIntervalFor(cfg.SessionIdleTTL)}
 	// One session gate for the proxy, /auth/ and the check endpoints.
 	gate := &proxy.Gate{Sessions: s.store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, LastSeen: s.lastSeen}
 	auth, err := authflows.NewContext(ctx, authflows.Config{

@@ -103,8 +103,9 @@ func openPostgres(db string) (*postgres.Store, error) {
 
 // openServerStore is openStore for a running server: a PostgreSQL store
 // comes wrapped in a per-replica session cache fed by LISTEN/NOTIFY, whose
-// listener runs until the store is closed.
-func openServerStore(db string, log *slog.Logger, onWrite func(error)) (storage.Store, error) {
+// listener runs until the store is closed. idle is --session-idle-ttl
+// (cacheMaxAge).
+func openServerStore(db string, log *slog.Logger, onWrite func(error), idle time.Duration) (storage.Store, error) {
 	if !isPostgresURL(db) {
 		return openStore(db, false, onWrite)
 	}
@@ -112,7 +113,7 @@ func openServerStore(db string, log *slog.Logger, onWrite func(error)) (storage.
 	if err != nil {
 		return nil, err
 	}
-	c := cache.New(s, cache.Options{})
+	c := cache.New(s, cache.Options{MaxAge: cacheMaxAge(idle)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -122,6 +123,19 @@ func openServerStore(db string, log *slog.Logger, onWrite func(error)) (storage.
 		}})
 	}()
 	return &listenedStore{Store: c, pg: s, stop: cancel, done: done}, nil
+}
+
+// cacheMaxAge is how long a replica serves a cached session before reading
+// it again: a quarter of the idle limit at most. Other replicas' last-seen
+// writes send no notification, so a session used only through another
+// replica looks idle here by its cached LastSeen; read again this often, it
+// is at most touch interval + flush interval + this behind, under the
+// limit (SS5).
+func cacheMaxAge(idle time.Duration) time.Duration {
+	if idle <= 0 {
+		return cache.DefaultMaxAge
+	}
+	return min(cache.DefaultMaxAge, idle/4)
 }
 
 // listenedStore is a cached store whose listener stops on Close.
