@@ -4,7 +4,7 @@
 # unprivileged user nonroot (65532).
 #
 #   docker build -t gatehouse .
-#   docker run --rm -p 8080:8080 -p 9090:9090 -v gatehouse-data:/var/lib/gatehouse \
+#   docker run --rm -p 8080:8080 -p 127.0.0.1:9090:9090 -v gatehouse-data:/var/lib/gatehouse \
 #     gatehouse --upstream=http://app:3000 --admin-listen=:9090
 #
 # The working directory /var/lib/gatehouse holds the bbolt file (--db

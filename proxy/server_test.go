@@ -49,3 +49,17 @@ func TestHeaderCap(t *testing.T) {
 		t.Fatalf("normal request: status %d", res.StatusCode)
 	}
 }
+
+// "OPTIONS *" reaches the handler (NewServer does not let net/http answer
+// it): without a session it is refused like any request, and never
+// forwarded.
+func TestOptionsStarNeedsASession(t *testing.T) {
+	e := newEnv(t)
+	r := httptest.NewRequest(http.MethodOptions, "*", nil)
+	if res := e.serve(r); res.StatusCode < 400 {
+		t.Errorf("OPTIONS * without a session: %d", res.StatusCode)
+	}
+	if n := e.upstream.count(); n != 0 {
+		t.Errorf("OPTIONS * reached the upstream %d times", n)
+	}
+}

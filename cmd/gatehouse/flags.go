@@ -324,6 +324,11 @@ func checkBaseURL(fs *pflag.FlagSet, raw string, c *Config) error {
 	if !fs.Changed("cookie-secure") { // set by a flag or by GATEHOUSE_COOKIE_SECURE
 		c.CookieSecure = u.Scheme == "https"
 	}
+	if c.TLS.Enabled() && !c.CookieSecure {
+		// The cookie would lose Secure (and its __Host- name) and travel in
+		// clear to the plain-HTTP listener, or any http:// page of the host.
+		return flagError("cookie-secure", "false while Gatehouse terminates TLS: the session cookie would be sent over plain HTTP")
+	}
 	return nil
 }
 
