@@ -59,7 +59,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 	}
 	cfg.LogOutput = stderr
 	logger := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	created := newStartPaths(cfg) // removed again if the start fails
 	srv, err := newServer(ctx, cfg, logger)
@@ -110,4 +110,15 @@ func newLogger(w io.Writer, format, level string) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// stopSignals end the server with a drain: SIGINT, SIGTERM, and SIGHUP (a
+// closed terminal, the end of a login session), unless the process was
+// started with SIGHUP ignored (nohup), which asking for it would undo.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }
