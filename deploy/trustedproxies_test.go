@@ -3,6 +3,7 @@
 package deploy
 
 import (
+	networkingv1 "k8s.io/api/networking/v1"
 	"net/netip"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestTrustedProxiesNarrowerThanWhoReachesTheProxy(t *testing.T) {
 			if p.Port == nil {
 				continue
 			}
-			if _, cp := containerPort(pod, *p.Port); cp != nil && cp.ContainerPort == listen && len(rule.From) == 0 {
+			if _, cp := containerPort(pod, *p.Port); cp != nil && cp.ContainerPort == listen && admitsAny(rule.From) {
 				admitsEveryone = true
 			}
 		}
@@ -65,4 +66,24 @@ func TestTrustedProxiesNarrowerThanWhoReachesTheProxy(t *testing.T) {
 				prefix, listen)
 		}
 	}
+}
+
+// admitsAny reports whether peers admit every pod or address: no peer at all
+// (every source), a namespace selector that selects every namespace with no
+// pod selector, or an address block wider than one address.
+func admitsAny(peers []networkingv1.NetworkPolicyPeer) bool {
+	if len(peers) == 0 {
+		return true
+	}
+	for _, p := range peers {
+		if p.NamespaceSelector != nil && len(p.NamespaceSelector.MatchLabels) == 0 && len(p.NamespaceSelector.MatchExpressions) == 0 && p.PodSelector == nil {
+			return true
+		}
+		if p.IPBlock != nil {
+			if prefix, err := netip.ParsePrefix(p.IPBlock.CIDR); err != nil || prefix.Bits() < prefix.Addr().BitLen() {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -77,6 +77,11 @@ type Queue struct {
 	// outage is set by a transient delivery failure and cleared by a
 	// delivery or a successful probe. Used by Run's goroutine only.
 	outage bool
+	// retries holds when each message this queue rescheduled is due again,
+	// so that Run wakes for it rather than after PollInterval; an entry
+	// goes once its time has come (the pass then tries the message, and a
+	// new failure puts it back). Used by Run's goroutine only.
+	retries map[uint64]time.Time
 }
 
 // Prober is a Sender that can check its relay without sending (SMTP). With
@@ -114,7 +119,7 @@ func NewQueue(store QueueStore, sender Sender, opts QueueOptions) *Queue {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 20
 	}
-	return &Queue{store: store, sender: sender, opts: opts, log: opts.Logger, wake: make(chan struct{}, 1), finished: map[uint64]bool{}}
+	return &Queue{store: store, sender: sender, opts: opts, log: opts.Logger, wake: make(chan struct{}, 1), finished: map[uint64]bool{}, retries: map[uint64]time.Time{}}
 }
 
 // Wake makes a running queue read the store at once (new mail was queued).
@@ -142,7 +147,6 @@ func (q *Queue) Run(ctx context.Context) error {
 
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	var retryAt time.Time // the earliest known retry, zero when none
 	for {
 		select {
 		case <-ctx.Done():
@@ -151,19 +155,32 @@ func (q *Queue) Run(ctx context.Context) error {
 		case <-timer.C:
 		}
 		next := q.deliverDue(ctx)
-		now := q.opts.Clock()
-		if !retryAt.After(now) {
-			retryAt = time.Time{}
-		}
-		if !next.IsZero() && (retryAt.IsZero() || next.Before(retryAt)) {
-			retryAt = next
-		}
-		wait := q.opts.PollInterval
-		if !retryAt.IsZero() {
-			wait = min(wait, max(retryAt.Sub(now), 0))
-		}
-		timer.Reset(wait)
+		timer.Reset(q.nextWait(next))
 	}
+}
+
+// nextWait is how long Run sleeps after a pass that said next (zero: no
+// opinion): at most PollInterval; until the earliest retry of a message
+// this queue rescheduled; and, in an outage with a relay it can probe,
+// MinBackoff, the probe's cadence. Retries whose time has come are
+// forgotten: the pass just run tried them.
+func (q *Queue) nextWait(next time.Time) time.Duration {
+	now := q.opts.Clock()
+	wait := q.opts.PollInterval
+	if !next.IsZero() {
+		wait = min(wait, max(next.Sub(now), 0))
+	}
+	for id, at := range q.retries {
+		if !at.After(now) {
+			delete(q.retries, id)
+			continue
+		}
+		wait = min(wait, at.Sub(now))
+	}
+	if _, probes := q.sender.(Prober); probes && q.outage {
+		wait = min(wait, q.opts.MinBackoff)
+	}
+	return wait
 }
 
 // deliverDue sends every due message, batch by batch, and returns when the
@@ -276,6 +293,7 @@ func (q *Queue) deliver(ctx context.Context, m storage.Mail) (time.Time, bool) {
 	if err := q.store.RescheduleMail(ctx, m.ID, next); err != nil && !errors.Is(err, storage.ErrNotFound) {
 		q.log.Error("mail queue: reschedule mail", "mail_id", m.ID, "err", err)
 	}
+	q.retries[m.ID] = next
 	return next, false
 }
 
@@ -311,6 +329,7 @@ func (q *Queue) forget(ctx context.Context, id uint64) (time.Time, bool) {
 		return q.opts.Clock().Add(q.opts.MinBackoff), false
 	}
 	delete(q.finished, id)
+	delete(q.retries, id)
 	return time.Time{}, true
 }
 
