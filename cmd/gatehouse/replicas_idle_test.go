@@ -4,53 +4,9 @@ package main
 
 import (
 	"net/http"
-	"os"
-	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// startReplicasArgs is startReplicas with extra flags for every replica.
-func startReplicasArgs(t *testing.T, bin, db, upstream string, n int, extra ...string) []*replicaProcess {
-	t.Helper()
-	mailDir := t.TempDir()
-	var rs []*replicaProcess
-	for i := range n {
-		addr, admin := freeLoopbackAddr(t), freeLoopbackAddr(t)
-		r := &replicaProcess{URL: "http://" + addr, Admin: "http://" + admin}
-		args := append([]string{"--db", db, "--listen", addr, "--admin-listen", admin,
-			"--base-url", r.URL, "--upstream", upstream, "--mail-dir", mailDir,
-			"--shutdown-timeout", "5s"}, extra...)
-		r.cmd = exec.Command(bin, args...)
-		r.cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-		r.cmd.Stdout, r.cmd.Stderr = r, r
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = r.cmd.Process.Signal(syscall.SIGTERM)
-			_ = r.cmd.Wait()
-			if t.Failed() {
-				t.Logf("replica %d logs:\n%s", i, r.Logs())
-			}
-		})
-		rs = append(rs, r)
-	}
-	for i, r := range rs {
-		ready := false
-		for deadline := time.Now().Add(30 * time.Second); !ready && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if res, err := http.Get(r.Admin + "/readyz"); err == nil {
-				res.Body.Close()
-				ready = res.StatusCode == http.StatusOK
-			}
-		}
-		if !ready {
-			t.Fatalf("replica %d never ready:\n%s", i, r.Logs())
-		}
-	}
-	return rs
-}
 
 // TestReplicasIdleTimeoutSeesActivityOnOtherReplicas: SS5 "Idle ... timeouts
 // are enforced by the server" and the README's "an active session is never
@@ -68,7 +24,7 @@ func TestReplicasIdleTimeoutSeesActivityOnOtherReplicas(t *testing.T) {
 	bin := builds.Binary(t, ".")
 	up, _ := echoUpstream(t)
 	addUser(t, db, "alice@example.com", testPassword)
-	rs := startReplicasArgs(t, bin, db, up.URL, 2, "--session-idle-ttl", "10s", "--mode", "401")
+	rs := startReplicasMail(t, bin, db, up.URL, t.TempDir(), 2, "--session-idle-ttl", "10s", "--mode", "401")
 	for i, r := range rs {
 		deadline := time.Now().Add(10 * time.Second)
 		for metric(t, r, "gatehouse_session_cache_live") != 1 {

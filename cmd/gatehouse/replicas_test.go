@@ -58,16 +58,17 @@ func startReplicas(t *testing.T, bin, db, upstream string, n int) []*replicaProc
 	return startReplicasMail(t, bin, db, upstream, t.TempDir(), n)
 }
 
-// startReplicasMail is startReplicas with one --mail-dir for all.
-func startReplicasMail(t *testing.T, bin, db, upstream, mailDir string, n int) []*replicaProcess {
+// startReplicasMail is startReplicas with one --mail-dir for all, and
+// extra flags for every replica.
+func startReplicasMail(t *testing.T, bin, db, upstream, mailDir string, n int, extra ...string) []*replicaProcess {
 	t.Helper()
 	var rs []*replicaProcess
 	for i := range n {
 		addr, admin := freeLoopbackAddr(t), freeLoopbackAddr(t)
 		r := &replicaProcess{URL: "http://" + addr, Admin: "http://" + admin}
-		r.cmd = exec.Command(bin, "--db", db, "--listen", addr, "--admin-listen", admin,
+		r.cmd = exec.Command(bin, append([]string{"--db", db, "--listen", addr, "--admin-listen", admin,
 			"--base-url", r.URL, "--upstream", upstream, "--mail-dir", mailDir,
-			"--shutdown-timeout", "5s")
+			"--shutdown-timeout", "5s"}, extra...)...)
 		r.cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		r.cmd.Stdout, r.cmd.Stderr = r, r
 		if err := r.cmd.Start(); err != nil {
