@@ -165,15 +165,8 @@ func TestTLSStartErrorsNameTheFlag(t *testing.T) {
 // sign-in redirects carry HSTS (TL3), and the main listener refuses TLS 1.1
 // (TL1).
 func TestTLSServerWiring(t *testing.T) {
-	authority := newTestCA(t)
-	dir := t.TempDir()
 	const name = "wired.gatehouse.test"
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	authority.writePair(t, certFile, keyFile, name)
-	upstream, _ := echoUpstream(t)
-	g := startGatehouse(t, filepath.Join(dir, "gatehouse.db"), "--upstream", upstream.URL,
-		"--base-url", "https://"+name, "--tls-cert", certFile, "--tls-key", keyFile)
-	addr := strings.TrimPrefix(g.URL, "http://")
+	_, addr, authority := startStaticTLS(t, name)
 
 	client := httpsClient(addr, name, authority.pool)
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -385,6 +378,21 @@ type testCA struct {
 }
 
 // newTestCA makes a self-signed CA valid for an hour.
+// startStaticTLS runs Gatehouse over HTTPS with a certificate for name
+// from a test CA (--tls-cert, --tls-key), and returns it, the address of
+// its HTTPS listener and the CA.
+func startStaticTLS(t *testing.T, name string) (*gatehouse, string, *testCA) {
+	t.Helper()
+	authority := newTestCA(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	authority.writePair(t, certFile, keyFile, name)
+	upstream, _ := echoUpstream(t)
+	g := startGatehouse(t, filepath.Join(dir, "gatehouse.db"), "--upstream", upstream.URL,
+		"--base-url", "https://"+name, "--tls-cert", certFile, "--tls-key", keyFile)
+	return g, strings.TrimPrefix(g.URL, "http://"), authority
+}
+
 func newTestCA(t *testing.T) *testCA {
 	key := newKey(t)
 	template := &x509.Certificate{
