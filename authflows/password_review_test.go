@@ -89,3 +89,30 @@ func TestLoginUpgradeNeverLowersMemoryCost(t *testing.T) {
 			memoryHard.Memory, memoryHard.Time, memoryHard.Memory*memoryHard.Time, p.Memory, p.Time, p.Memory*p.Time)
 	}
 }
+
+// CONTRACT (rate limits): "60 requests per client IP per minute to each of
+// these endpoints [login, forgot, reset] pass before any throttling." The
+// account page's password change (and the invite form) take their per-IP
+// token from the reset endpoint's bucket, so one signed-in user behind a
+// shared address (an office NAT, one IPv6 /64) who posts the account page's
+// form 60 times in a minute makes the next POST /auth/reset from that address
+// a 429 before any reset request was made: the reset floor is spent by
+// another endpoint.
+func TestResetFloorNotSpentByAccountPasswordChange(t *testing.T) {
+	e := newTestEnv(t)
+	mallory := e.CreateUser(t, "mallory@example.com", testPassword)
+	own := e.StartSession(t, mallory)
+	for range 60 { // her own session, her own account: wrong current password
+		e.PostJSON("/auth/account/password", map[string]string{"current_password": "not my password at all", "password": "a brand new passphrase"}, own)
+	}
+
+	victim := e.CreateUser(t, "victor@example.com", "")
+	token := e.IssueResetToken(t, victim)
+	resp := e.PostJSON("/auth/reset", map[string]string{"token": token, "password": "victor's fresh passphrase"}) // same client IP
+	if resp.StatusCode == http.StatusTooManyRequests {
+		t.Fatalf("first POST /auth/reset from the address: 429 after 60 account-page password changes (reset floor spent by another endpoint): %s", e.Body(t, resp))
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("reset: %d %s", resp.StatusCode, e.Body(t, resp))
+	}
+}
