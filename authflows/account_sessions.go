@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -92,7 +93,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	if !h.limits.resetIP.allow(clientKey(h.cfg.ClientIP(r))) {
+	if !h.limits.passwordIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.passwordChangeFailed(w, r, s, errRateLimited)
 		return
 	}
@@ -126,7 +127,14 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		h.passwordChangeFailed(w, r, s, errRateLimited)
 		return
 	}
-	ok, _, err = h.hasher.Verify(ctx, u.PasswordHash, in["current_password"])
+	// The current password as sign-in reads it: NFKC (PW2), and never
+	// hashed when too long to be one (DS2).
+	current := normalizePassword(in["current_password"])
+	if utf8.RuneCountInString(current) > MaxPasswordLength { // a failed guess, as at sign-in
+		h.passwordChangeFailed(w, r, s, errWrongPassword)
+		return
+	}
+	ok, _, err = h.hasher.Verify(ctx, u.PasswordHash, current)
 	switch {
 	case errors.Is(err, ErrBusy):
 		bucket.refund(account)

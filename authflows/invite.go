@@ -94,7 +94,7 @@ func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request) {
 // sets the hash; then a new session.
 func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	if !h.limits.resetIP.allow(clientKey(h.cfg.ClientIP(r))) {
+	if !h.limits.inviteIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.inviteFailed(w, r, errRateLimited, "throttled", resetForm{})
 		return
 	}

@@ -25,10 +25,13 @@ type HashParams struct {
 	Threads uint8
 }
 
-// weakerThan reports whether p costs less than q in memory or passes: such
-// hashes are upgraded at the next sign-in (PW1); stronger ones are kept.
+// weakerThan reports whether p costs less than q in memory or passes and
+// more in neither: such hashes are upgraded at the next sign-in (PW1). One
+// that is stronger in either is kept, so an upgrade never lowers the memory
+// or the passes of a stored hash (m=65536,t=1 is no weaker than OWASP's
+// m=19456,t=2).
 func (p HashParams) weakerThan(q HashParams) bool {
-	return p.Memory < q.Memory || p.Time < q.Time
+	return p.Memory <= q.Memory && p.Time <= q.Time && (p.Memory < q.Memory || p.Time < q.Time)
 }
 
 // DefaultHashParams are OWASP's argon2id parameters (PW1).

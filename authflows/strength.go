@@ -1,6 +1,7 @@
 package authflows
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/trustelem/zxcvbn"
@@ -136,9 +137,14 @@ func weakPart(sequence []*match.Match) string {
 
 // appNames is the app's name as password context: --app-name and the host
 // of --base-url (--app-name's default, then named once).
-func (h *Handler) appNames() []string {
-	host := h.cfg.BaseURL.Hostname()
-	if name := strings.TrimSpace(h.cfg.AppName); name != "" && !strings.EqualFold(name, host) && !strings.EqualFold(name, h.cfg.BaseURL.Host) {
+func (h *Handler) appNames() []string { return AppNames(h.cfg.AppName, h.cfg.BaseURL) }
+
+// AppNames are the app's names a new password is judged against (PW1):
+// --app-name and the host of --base-url, for every place that sets a
+// password (the pages, and the admin API's users add and set-password).
+func AppNames(appName string, baseURL *url.URL) []string {
+	host := baseURL.Hostname()
+	if name := strings.TrimSpace(appName); name != "" && !strings.EqualFold(name, host) && !strings.EqualFold(name, baseURL.Host) {
 		return []string{name, host}
 	}
 	return []string{host}

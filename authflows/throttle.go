@@ -106,6 +106,11 @@ type limits struct {
 	forgotIP       *keyedLimiter // POST /auth/forgot per client IP (silent)
 	forgotAccount  *keyedLimiter // reset mails per account (silent)
 	resetIP        *keyedLimiter // POST /auth/reset per client IP
+	// passwordIP and inviteIP are the account page's password change and
+	// the invitation form per client IP: buckets of their own, so that
+	// neither spends POST /auth/reset's floor.
+	passwordIP *keyedLimiter
+	inviteIP   *keyedLimiter
 }
 
 func newLimits(now func() time.Time) *limits {
@@ -116,6 +121,8 @@ func newLimits(now func() time.Time) *limits {
 		forgotIP:       newKeyedLimiter(60, time.Minute, now),
 		forgotAccount:  newKeyedLimiter(3, 15*time.Minute, now),
 		resetIP:        newKeyedLimiter(60, time.Minute, now),
+		passwordIP:     newKeyedLimiter(60, time.Minute, now),
+		inviteIP:       newKeyedLimiter(60, time.Minute, now),
 	}
 }
 

@@ -52,4 +52,6 @@ func (l *limits) share(rs RateStore, onError func(bucket string, err error)) {
 	l.forgotIP.share(rs, "forgot_ip", time.Minute, onError)
 	l.forgotAccount.share(rs, "forgot_account", 15*time.Minute, onError)
 	l.resetIP.share(rs, "reset_ip", time.Minute, onError)
+	l.passwordIP.share(rs, "password_ip", time.Minute, onError)
+	l.inviteIP.share(rs, "invite_ip", time.Minute, onError)
 }

@@ -149,7 +149,7 @@ func (s *server) build(ctx context.Context) error {
 		Store: s.store,
 		HashPassword: func(ctx context.Context, password, email string) (string, error) {
 			hp := authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
-			return authflows.NewPasswordHash(ctx, hp, password, email, cfg.PasswordMinLength)
+			return authflows.NewPasswordHash(ctx, hp, password, email, cfg.PasswordMinLength, authflows.AppNames(cfg.AppName, cfg.BaseURL)...)
 		},
 		Audit:      s.audit,
 		Logger:     s.log,
