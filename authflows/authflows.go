@@ -237,7 +237,17 @@ func (h *Handler) middleware(next http.Handler) http.Handler {
 		web.NoStore(hdr)
 		hdr.Set("X-Content-Type-Options", "nosniff")
 		hdr.Set("X-Frame-Options", "DENY")
-		hdr.Set("Referrer-Policy", "no-referrer")
+		// same-origin, not no-referrer: under no-referrer a browser sends
+		// "Origin: null" with a form post, and on a plain-http host other
+		// than localhost (no Sec-Fetch-Site there) the cross-origin check
+		// would refuse Gatehouse's own forms. Other sites still learn
+		// nothing. The reset and invitation flows, whose page URL holds a
+		// token, keep no-referrer (RT5).
+		if r.URL.Path == "/auth/reset" || r.URL.Path == "/auth/invite" {
+			hdr.Set("Referrer-Policy", "no-referrer")
+		} else {
+			hdr.Set("Referrer-Policy", "same-origin")
+		}
 		if h.cfg.HSTS {
 			hdr.Set("Strict-Transport-Security", "max-age=31536000")
 		}
