@@ -387,7 +387,10 @@ func TestPostgresSignInUpgradesWeakerHash(t *testing.T) {
 	db := pg.NewDatabase(t)
 	up, _ := echoUpstream(t)
 	addUser(t, db, "alice@example.com", testPassword) // DefaultHashParams
-	g := startGatehouseWith(t, db, func(c *Config) { c.Argon2Time = authflows.DefaultHashParams.Time + 1 }, "--upstream", up.URL)
+	// Stronger in passes and no weaker in memory: an upgrade never lowers either.
+	g := startGatehouseWith(t, db, func(c *Config) {
+		c.Argon2Memory, c.Argon2Time = authflows.DefaultHashParams.Memory, authflows.DefaultHashParams.Time+1
+	}, "--upstream", up.URL)
 	c := newClient()
 	login(t, c, g.URL, "alice@example.com", testPassword)
 	if code, body := get(t, c, g.URL+"/app"); code != http.StatusOK {
