@@ -129,13 +129,15 @@ func CheckEndpointURL(raw string) error {
 		return fmt.Errorf("%q is not an absolute http(s) URL", u.Redacted())
 	case u.User != nil || u.Fragment != "":
 		return fmt.Errorf("%q must not carry user info or a fragment", u.Redacted())
-	case u.Scheme == "http" && !isLoopbackHost(u.Hostname()):
+	case u.Scheme == "http" && !IsLoopbackHost(u.Hostname()):
 		return fmt.Errorf("%q: http:// is refused except on a loopback host; use https://", u.Redacted())
 	}
 	return nil
 }
 
-func isLoopbackHost(host string) bool {
+// IsLoopbackHost reports whether host, a name or an address, stays on this
+// machine: localhost or a loopback address.
+func IsLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

@@ -143,6 +143,10 @@ func secretFromFile(fs *pflag.FlagSet, name string, dst *string) error {
 // value may hold, parsed or not.
 func parseURL(flag, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
+	if _, _, hostPort := net.SplitHostPort(raw); err != nil && hostPort == nil && !strings.Contains(raw, "/") {
+		// "127.0.0.1:3000", "[::1]:3000": the scheme is what is missing.
+		return nil, flagError(flag, "%q has no scheme: write http://%s (or https://)", redactUserinfo(raw), redactUserinfo(raw))
+	}
 	if err != nil {
 		return nil, flagError(flag, "%q is not a URL", redactUserinfo(raw))
 	}

@@ -104,6 +104,7 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 
+	warnNewcomerTraps(s.log, cfg)
 	if len(cfg.ForwardAuthTrusted) > 0 && len(cfg.TrustedProxies) == 0 {
 		// Behind a front proxy every /auth/ request comes from its address:
 		// the per-client limits would be one bucket for every client.
@@ -525,4 +526,21 @@ func ownCookies(cfg Config) []string {
 		return nil
 	}
 	return []string{authflows.TransactionCookieName(true)}
+}
+
+// warnNewcomerTraps logs the configurations that start but cannot work
+// for browsers, each with what to do.
+func warnNewcomerTraps(log *slog.Logger, cfg Config) {
+	baseHost := cfg.BaseURL.Hostname()
+	listenHost, _, _ := net.SplitHostPort(cfg.Listen)
+	if authflows.IsLoopbackHost(baseHost) && !(listenHost != "" && authflows.IsLoopbackHost(listenHost)) {
+		// A browser on another machine opens http://SERVER:PORT/ and is sent
+		// to its own localhost for the sign-in.
+		log.Warn("--base-url names localhost while --listen accepts other hosts: browsers elsewhere would be sent to their own machine to sign in; set --base-url to the address users open",
+			"base_url", cfg.BaseURL.String(), "listen", cfg.Listen)
+	}
+	if cfg.CookieSecure && cfg.BaseURL.Scheme == "http" && !authflows.IsLoopbackHost(baseHost) {
+		log.Warn("--cookie-secure with an http:// --base-url: browsers keep no Secure cookie set over plain http (localhost aside), so sign-in would loop; use https:// or leave --cookie-secure unset",
+			"base_url", cfg.BaseURL.String())
+	}
 }
