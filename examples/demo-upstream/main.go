@@ -13,6 +13,7 @@ import (
 	"flag"
 	"html/template"
 	"log"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -63,6 +64,10 @@ func main() {
 			log.Printf("render: %v", err)
 		}
 	})
-	log.Printf("demo-upstream listening on http://%s", *listen)
-	log.Fatal(http.ListenAndServe(*listen, nil))
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("demo-upstream listening on http://%s", ln.Addr())
+	log.Fatal(http.Serve(ln, nil))
 }
