@@ -3,12 +3,10 @@
 package main
 
 import (
-	"context"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -37,25 +35,7 @@ func TestBrowserSignInOnPlainHTTPHost(t *testing.T) {
 	up, _ := echoUpstream(t)
 	startGatehouseOn(t, ln, db, nil, "--upstream", up.URL, "--base-url", base)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("host-resolver-rules", "MAP gate.test 127.0.0.1"),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if _, err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancelBounded := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(cancelBounded)
+	ctx := newBrowser(t, chromedp.Flag("host-resolver-rules", "MAP gate.test 127.0.0.1"))
 
 	location, body := browse(t, ctx,
 		chromedp.Navigate(base+"/reports"), chromedp.WaitVisible(`#email`),

@@ -34,8 +34,9 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// newBrowser starts headless Chromium with the flags this workplace needs.
-func newBrowser(t *testing.T) context.Context {
+// newBrowser starts headless Chromium with the flags this workplace needs,
+// and extra ones.
+func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.Flag("headless", true),
@@ -46,7 +47,7 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.UserDataDir(t.TempDir()),
 	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	// The first Run starts the browser and must not carry a deadline;
