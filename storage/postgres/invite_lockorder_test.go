@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
-	"github.com/gatehouse-auth/gatehouse/storage/postgres"
 )
 
 // Review of a820e20..HEAD: CompleteReset now locks the user's row before
@@ -24,11 +23,7 @@ import (
 // first, the invitation deletes its token and queues behind it.
 func TestCompleteInviteAndDisableTakeLocksInOneOrder(t *testing.T) {
 	url := pg.NewDatabase(t)
-	s, err := postgres.Open(t.Context(), url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openURL(t, url)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	u := storage.User{ID: "0123456789abcdef0123456789abcdef", Email: "ivy@example.com", CreatedAt: now}
 	if err := s.CreateUser(t.Context(), u); err != nil {

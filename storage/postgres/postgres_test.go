@@ -25,6 +25,17 @@ func open(t *testing.T) *postgres.Store {
 	return s
 }
 
+// openURL returns a store on the database url, closed when t ends.
+func openURL(t *testing.T, url string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store { return open(t) })
 }

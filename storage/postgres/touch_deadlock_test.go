@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
-	"github.com/gatehouse-auth/gatehouse/storage/postgres"
 )
 
 // Review r2 (f2da7b1..HEAD): DeleteOtherSessions locks the user, then the
@@ -33,11 +32,7 @@ import (
 // its plan; the one that reaches "other" first deadlocks).
 func TestSignOutElsewhereAndTouchDoNotDeadlock(t *testing.T) {
 	url := pg.NewDatabase(t)
-	s, err := postgres.Open(t.Context(), url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openURL(t, url)
 	holder := connect(t, url)
 	watcher := connect(t, url)
 	waitForWaiters := func(n int) bool {
