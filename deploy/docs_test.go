@@ -113,15 +113,16 @@ func manifestFacts(t *testing.T, b base) map[string]string {
 	return f
 }
 
-// TestReadmeDeploySectionMatchesManifests: the README's "Deploy on
-// Kubernetes" section states the ports, the upstream, the admin listener and
-// its probes, one replica with Recreate, the user, the grace period and the
-// drain as the manifests have them.
-func TestReadmeDeploySectionMatchesManifests(t *testing.T) {
+// TestKubernetesChapterMatchesManifests: the operator manual's "Deploy on
+// Kubernetes" chapter (deploy/README.md) states the ports, the upstream, the
+// admin listener and its probes, one replica with Recreate, the user, the
+// grace period and the drain as the manifests have them, and every file it
+// links exists.
+func TestKubernetesChapterMatchesManifests(t *testing.T) {
 	b := loadBase(t)
 	f := manifestFacts(t, b)
-	text := readmeSection(t, "../README.md", "## Deploy on Kubernetes")
-	checkClaims(t, "README.md, Deploy on Kubernetes,", text, []docClaim{
+	text := readmeSection(t, "README.md", "## Deploy on Kubernetes")
+	checkClaims(t, "deploy/README.md, Deploy on Kubernetes,", text, []docClaim{
 		{"app port", `app container listens on port (\d+)`, f["app port"]},
 		{"Gatehouse port", `Gatehouse on (\d+)`, f["listen port"]},
 		{"Service target", `Service targets Gatehouse's (\d+)`, f["listen port"]},
@@ -135,9 +136,20 @@ func TestReadmeDeploySectionMatchesManifests(t *testing.T) {
 		{"grace period", "`terminationGracePeriodSeconds: (\\d+)`", f["grace"]},
 		{"drain", `(\d+) ?s drain \(` + "`--shutdown-timeout`", strings.TrimSuffix(f["shutdown"], "s")},
 	})
+	checkLinks(t, "deploy/README.md, Deploy on Kubernetes,", ".", text)
+}
+
+// checkLinks fails for every relative Markdown link in text, resolved from
+// dir, that names no file or folder. Links with a scheme (https:) are not
+// followed.
+func checkLinks(t *testing.T, where, dir, text string) {
+	t.Helper()
 	for _, link := range regexp.MustCompile(`\]\(([^)#]+)\)`).FindAllStringSubmatch(text, -1) {
-		if _, err := os.Stat(filepath.Join("..", link[1])); err != nil {
-			t.Errorf("README.md, Deploy on Kubernetes, links %s: %v", link[1], err)
+		if regexp.MustCompile(`^[a-z]+:`).MatchString(link[1]) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, link[1])); err != nil {
+			t.Errorf("%s links %s: %v", where, link[1], err)
 		}
 	}
 }
@@ -204,7 +216,7 @@ func TestDeployReadmeMatchesManifests(t *testing.T) {
 	}
 
 	// The table of pieces names every manifest and nothing else.
-	pieces := readmeSection(t, "README.md", "## The pieces")
+	pieces := readmeSection(t, "README.md", "### The pieces")
 	var listed []string
 	for _, m := range regexp.MustCompile("\\| `([a-z-]+\\.yaml)` \\|").FindAllStringSubmatch(pieces, -1) {
 		listed = append(listed, m[1])
