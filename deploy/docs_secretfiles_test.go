@@ -10,16 +10,21 @@ import (
 	"testing"
 )
 
-// A README that tells users to put a secret in a file has them create it
+// A document that tells users to put a secret in a file has them create it
 // private, never write it first and chmod it after: `echo SECRET > FILE`
 // creates FILE under the shell's umask (0644 on most systems), so any local
 // user can open it before the `chmod 600` that follows (and keeps the open
 // descriptor after it). Such a file is created under `umask 077`, or with
 // `install -m 0600`, as the systemd example does.
 func TestDocsCreateSecretFilesPrivate(t *testing.T) {
-	files := []string{"../README.md", "README.md"}
-	more, _ := filepath.Glob("../examples/*/README.md")
-	files = append(files, more...)
+	files := []string{"../README.md", "README.md", "../ARCHITECTURE.md", "../PERFORMANCE.md"}
+	for _, pattern := range []string{"../docs/*.md", "../examples/*/README.md"} {
+		more, _ := filepath.Glob(pattern)
+		if len(more) == 0 {
+			t.Fatalf("no document matches %s", pattern)
+		}
+		files = append(files, more...)
+	}
 	redirect := regexp.MustCompile(`(?:^|[^>2&])>\s*(/\S+)`)
 	for _, file := range files {
 		data, err := os.ReadFile(file)

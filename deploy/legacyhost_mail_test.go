@@ -17,10 +17,11 @@ import (
 // examples/legacy-host/README.md, step 6, tells the reader to "read the
 // link in the text part (quoted-printable, so `=3D` stands for `=` and a
 // line ending in `=` continues on the next)". The mail Gatehouse writes
-// has a 7bit text part with the link on one line, as README.md ("a part
-// that is ASCII … is written as it is (`7bit`)") and run.sh ("The text part
-// is plain 7bit") say. A reader who goes looking for =3D and soft line
-// breaks finds none. The walkthrough's own mail decides.
+// has a 7bit text part with the link on one line, as the operator manual
+// (docs/behaviour.md: "a part that is ASCII … is written as it is (`7bit`)")
+// and run.sh ("The text part is plain 7bit") say. A reader who goes looking
+// for =3D and soft line breaks finds none. The walkthrough's own mail
+// decides, for the walkthrough and for the manual.
 func TestLegacyHostReadmeDescribesTheMailAsWritten(t *testing.T) {
 	gatehouse := binary(t, "../cmd/gatehouse")
 	demo := binary(t, "../examples/demo-upstream")
@@ -59,6 +60,20 @@ func TestLegacyHostReadmeDescribesTheMailAsWritten(t *testing.T) {
 	for _, m := range regexp.MustCompile(`text part \(([a-z0-9-]+)`).FindAllStringSubmatch(text, -1) {
 		if m[1] != actual {
 			t.Errorf("examples/legacy-host/README.md says the text part is %s; the walkthrough's mail has Content-Transfer-Encoding %s", m[1], actual)
+		}
+	}
+
+	manual, err := os.ReadFile("../docs/behaviour.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stated := regexp.MustCompile("written as it is \\(`([a-z0-9-]+)`\\)").FindAllStringSubmatch(strings.Join(strings.Fields(string(manual)), " "), -1)
+	if len(stated) == 0 {
+		t.Error("docs/behaviour.md no longer says how an ASCII mail part is written (\"written as it is (`7bit`)\"); update the test or the manual")
+	}
+	for _, m := range stated {
+		if m[1] != actual {
+			t.Errorf("docs/behaviour.md says an ASCII part is written as %s; the walkthrough's mail has Content-Transfer-Encoding %s", m[1], actual)
 		}
 	}
 }

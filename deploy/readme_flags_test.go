@@ -11,11 +11,16 @@ import (
 	"time"
 )
 
-// readmeFlagRows returns the rows of README.md's flag table (## Flags) as
-// first cell → the other cells, in order, one entry per row.
-func readmeFlagRows(t *testing.T) [][2]string {
+// flagTable is the operator manual's chapter that holds the table of every
+// flag.
+const flagTable = "../docs/configuration.md"
+
+// manualFlagRows returns the rows of the operator manual's flag table
+// (docs/configuration.md, "Every flag") as first cell → the other cells, in
+// order, one entry per row.
+func manualFlagRows(t *testing.T) [][2]string {
 	t.Helper()
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile(flagTable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,21 +40,21 @@ func readmeFlagRows(t *testing.T) [][2]string {
 		}
 	}
 	if len(rows) < 30 {
-		t.Fatalf("README.md's flag table: only %d rows found", len(rows))
+		t.Fatalf("%s's flag table: only %d rows found", flagTable, len(rows))
 	}
 	return rows
 }
 
-// The README's flag table is what a newcomer reads instead of --help: it
-// names every flag of `gatehouse --help` exactly once (a flag listed twice
+// The operator manual's flag table is what an operator reads instead of
+// --help: it names every flag of `gatehouse --help` exactly once (a flag listed twice
 // with two different meanings leaves the reader guessing which is true),
 // names no flag the binary lacks, and a default given as one plain value
 // (not one computed from other flags) is the default --help prints.
-func TestReadmeFlagTableMatchesHelp(t *testing.T) {
+func TestManualFlagTableMatchesHelp(t *testing.T) {
 	flags := gatehouseFlags(t)
 	name := regexp.MustCompile("`--([a-z0-9-]+)(\\[-file\\])?`")
 	listed := map[string]int{}
-	for _, row := range readmeFlagRows(t) {
+	for _, row := range manualFlagRows(t) {
 		var names []string
 		for _, m := range name.FindAllStringSubmatch(row[0], -1) {
 			names = append(names, m[1])
@@ -60,7 +65,7 @@ func TestReadmeFlagTableMatchesHelp(t *testing.T) {
 		for _, n := range names {
 			listed[n]++
 			if !hasFlag(flags, n) {
-				t.Errorf("README.md's flag table lists --%s, which gatehouse --help does not have", n)
+				t.Errorf("%s's flag table lists --%s, which gatehouse --help does not have", flagTable, n)
 			}
 		}
 		// "| `--x` | `value` | …": one flag, one plain default.
@@ -75,12 +80,12 @@ func TestReadmeFlagTableMatchesHelp(t *testing.T) {
 			}
 		}
 		if want != got {
-			t.Errorf("README.md gives --%s the default %q, gatehouse --help %q", names[0], want, got)
+			t.Errorf("%s gives --%s the default %q, gatehouse --help %q", flagTable, names[0], want, got)
 		}
 	}
 	for n, count := range listed {
 		if count > 1 {
-			t.Errorf("README.md's flag table lists --%s in %d rows", n, count)
+			t.Errorf("%s's flag table lists --%s in %d rows", flagTable, n, count)
 		}
 	}
 	var missing []string
@@ -91,6 +96,6 @@ func TestReadmeFlagTableMatchesHelp(t *testing.T) {
 	}
 	slices.Sort(missing)
 	if len(missing) > 0 {
-		t.Errorf("README.md's flag table lacks %q", missing)
+		t.Errorf("%s's flag table lacks %q", flagTable, missing)
 	}
 }

@@ -39,13 +39,14 @@ func TestHostPortWithoutSchemeSaysWhatToDo(t *testing.T) {
 	}
 }
 
-// README, "Administration while running", says a disabled user's password
-// sign-in "gives the usual `invalid_credentials`"; "Who may sign in" says a
-// sign-in whose credentials check out answers 403 `account_disabled`. The
-// server does the latter (the sign-in page even says "This account is
-// disabled."), so the first sentence tells an operator the wrong code to
-// look for.
-func TestReadmeDisabledPasswordSignInCode(t *testing.T) {
+// The operator manual once said a disabled user's password sign-in "gives
+// the usual `invalid_credentials`", while elsewhere it said a sign-in whose
+// credentials check out answers 403 `account_disabled`. The server does the
+// latter (the sign-in page even says "This account is disabled."), so the
+// first sentence told an operator the wrong code to look for. Every document
+// (the README, the operator manual deploy/README.md and its chapters in
+// docs/) is held to what the server answers.
+func TestDocsDisabledPasswordSignInCode(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "gatehouse.db")
 	addUser(t, db, "alice@example.com", testPassword)
 	var out, errOut bytes.Buffer
@@ -66,16 +67,24 @@ func TestReadmeDisabledPasswordSignInCode(t *testing.T) {
 	_ = json.NewDecoder(res.Body).Decode(&problem)
 	t.Logf("disabled user, right password: %d %s", res.StatusCode, problem.Code)
 
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	root := filepath.Join("..", "..")
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if len(docs) == 0 {
+		t.Fatal("no chapter of the operator manual in docs/")
 	}
-	text := strings.Join(strings.Fields(string(readme)), " ")
-	claims := regexp.MustCompile("password sign-in gives the usual `([a-z_]+)`").FindAllStringSubmatch(text, -1)
-	for _, m := range claims {
-		if m[1] != problem.Code {
-			t.Errorf("README.md says a disabled user's password sign-in gives %q; the server answers %d %q",
-				m[1], res.StatusCode, problem.Code)
+	docs = append(docs, filepath.Join(root, "README.md"), filepath.Join(root, "deploy", "README.md"))
+	for _, doc := range docs {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(data)), " ")
+		claims := regexp.MustCompile("password sign-in gives the usual `([a-z_]+)`").FindAllStringSubmatch(text, -1)
+		for _, m := range claims {
+			if m[1] != problem.Code {
+				t.Errorf("%s says a disabled user's password sign-in gives %q; the server answers %d %q",
+					doc, m[1], res.StatusCode, problem.Code)
+			}
 		}
 	}
 }
