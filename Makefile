@@ -5,7 +5,7 @@ BIN      ?= bin
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 UPSTREAM ?=
-# `make image`: the container image as an OCI layout, see README.md.
+# `make image`: the container image as an OCI layout, see docs/hosting.md.
 IMAGE     ?= ghcr.io/gatehouse-auth/gatehouse
 PLATFORMS ?= linux/amd64 linux/arm64
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null)
