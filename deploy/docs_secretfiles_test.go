@@ -4,7 +4,6 @@ package deploy
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,14 +16,7 @@ import (
 // descriptor after it). Such a file is created under `umask 077`, or with
 // `install -m 0600`, as the systemd example does.
 func TestDocsCreateSecretFilesPrivate(t *testing.T) {
-	files := []string{"../README.md", "README.md", "../ARCHITECTURE.md", "../PERFORMANCE.md"}
-	for _, pattern := range []string{"../docs/*.md", "../examples/*/README.md"} {
-		more, _ := filepath.Glob(pattern)
-		if len(more) == 0 {
-			t.Fatalf("no document matches %s", pattern)
-		}
-		files = append(files, more...)
-	}
+	files := documents(t)
 	redirect := regexp.MustCompile(`(?:^|[^>2&])>\s*(/\S+)`)
 	for _, file := range files {
 		data, err := os.ReadFile(file)

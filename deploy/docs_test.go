@@ -116,8 +116,8 @@ func manifestFacts(t *testing.T, b base) map[string]string {
 // TestKubernetesChapterMatchesManifests: the operator manual's "Deploy on
 // Kubernetes" chapter (deploy/README.md) states the ports, the upstream, the
 // admin listener and its probes, one replica with Recreate, the user, the
-// grace period and the drain as the manifests have them, and every file it
-// links exists.
+// grace period and the drain as the manifests have them. Its links are
+// checked with every other document's (TestDocsLinksResolve).
 func TestKubernetesChapterMatchesManifests(t *testing.T) {
 	b := loadBase(t)
 	f := manifestFacts(t, b)
@@ -136,22 +136,6 @@ func TestKubernetesChapterMatchesManifests(t *testing.T) {
 		{"grace period", "`terminationGracePeriodSeconds: (\\d+)`", f["grace"]},
 		{"drain", `(\d+) ?s drain \(` + "`--shutdown-timeout`", strings.TrimSuffix(f["shutdown"], "s")},
 	})
-	checkLinks(t, "deploy/README.md, Deploy on Kubernetes,", ".", text)
-}
-
-// checkLinks fails for every relative Markdown link in text, resolved from
-// dir, that names no file or folder. Links with a scheme (https:) are not
-// followed.
-func checkLinks(t *testing.T, where, dir, text string) {
-	t.Helper()
-	for _, link := range regexp.MustCompile(`\]\(([^)#]+)\)`).FindAllStringSubmatch(text, -1) {
-		if regexp.MustCompile(`^[a-z]+:`).MatchString(link[1]) {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, link[1])); err != nil {
-			t.Errorf("%s links %s: %v", where, link[1], err)
-		}
-	}
 }
 
 // TestDeployReadmeMatchesManifests does the same for deploy/README.md, and
