@@ -284,7 +284,9 @@ func testFactors(t *testing.T, o Opener) {
 			{"no counter (0 after 0)", u.ID, storage.PasskeyUse{SignCount: 0, BackupState: true, At: at(time.Minute)}, nil,
 				func(p *storage.Passkey) { p.BackupState, p.LastUsedAt = true, at(time.Minute) }},
 			{"counter starts", u.ID, storage.PasskeyUse{SignCount: 5, UserVerified: true, At: at(2 * time.Minute)}, nil,
-				func(p *storage.Passkey) { p.SignCount, p.UserVerified, p.BackupState, p.LastUsedAt = 5, true, false, at(2*time.Minute) }},
+				func(p *storage.Passkey) {
+					p.SignCount, p.UserVerified, p.BackupState, p.LastUsedAt = 5, true, false, at(2*time.Minute)
+				}},
 			{"counter repeated", u.ID, storage.PasskeyUse{SignCount: 5, At: at(3 * time.Minute)}, storage.ErrPasskeySignCount, nil},
 			{"counter back", u.ID, storage.PasskeyUse{SignCount: 4, At: at(3 * time.Minute)}, storage.ErrPasskeySignCount, nil},
 			{"counter to zero", u.ID, storage.PasskeyUse{SignCount: 0, At: at(3 * time.Minute)}, storage.ErrPasskeySignCount, nil},
