@@ -398,11 +398,15 @@ func parseAssertion(body io.Reader) (*protocol.ParsedCredentialAssertionData, er
 }
 
 // credentialError wraps a refusal of the WebAuthn library as
-// ErrInvalidCredential, keeping its details (never a secret: they name the
-// check that failed).
+// ErrInvalidCredential, with the check that failed and what it saw (an
+// origin, an RP id hash), except a challenge's value: like an OAuth state,
+// it never goes to a log.
 func credentialError(err error) error {
 	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.DevInfo != "" {
+	if errors.As(err, &pe) {
+		if pe.DevInfo == "" || strings.Contains(strings.ToLower(pe.Details+pe.DevInfo), "challenge") {
+			return fmt.Errorf("%w: %s", ErrInvalidCredential, pe.Details)
+		}
 		return fmt.Errorf("%w: %s (%s)", ErrInvalidCredential, pe.Details, pe.DevInfo)
 	}
 	return fmt.Errorf("%w: %w", ErrInvalidCredential, err)

@@ -159,9 +159,9 @@ func wantQRCode(t *testing.T, uri, text string) {
 
 // enrolled returns a user with a confirmed TOTP factor, its secret and the
 // recovery codes of the confirmation.
-func enrolled(t *testing.T, s storage.Store, f *Factors, c *clock) (storage.User, []byte, []string) {
+func enrolled(t *testing.T, s storage.Store, f *Factors, c *clock, name string) (storage.User, []byte, []string) {
 	t.Helper()
-	u := newUser(t, s, "ada")
+	u := newUser(t, s, name)
 	e, err := f.BeginTOTP(t.Context(), u, "Phone")
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestVerifyTOTP(t *testing.T) {
 	s := newStore(t)
 	c := newClock()
 	f := New(s, Config{Issuer: "Acme", Now: c.Now})
-	u, secret, _ := enrolled(t, s, f, c)
+	u, secret, _ := enrolled(t, s, f, c, "ada")
 	step := TimeStep(c.Now())
 	code := func(offset int64) string {
 		code, _ := CodeAt(secret, step+offset)
@@ -287,7 +287,7 @@ func TestVerifyTOTPConcurrent(t *testing.T) {
 	s := newStore(t)
 	c := newClock()
 	f := New(s, Config{Issuer: "Acme", Now: c.Now})
-	u, secret, _ := enrolled(t, s, f, c)
+	u, secret, _ := enrolled(t, s, f, c, "ada")
 	for range 3 {
 		c.Add(totpPeriod * time.Second)
 		code, _ := CodeAt(secret, TimeStep(c.Now()))
@@ -310,7 +310,7 @@ func TestRemovedFactorStopsCodes(t *testing.T) {
 	s := newStore(t)
 	c := newClock()
 	f := New(s, Config{Issuer: "Acme", Now: c.Now})
-	u, secret, _ := enrolled(t, s, f, c)
+	u, secret, _ := enrolled(t, s, f, c, "ada")
 	have, _ := s.SecondFactors(t.Context(), u.ID)
 	if err := s.RemoveFactor(t.Context(), u.ID, have.TOTP[0].ID); err != nil {
 		t.Fatal(err)
