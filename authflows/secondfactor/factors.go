@@ -12,8 +12,8 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// factorStore is what Factors needs of the store.
-type factorStore interface {
+// Store is what Factors needs of the store (storage.Store has it).
+type Store interface {
 	SecondFactors(ctx context.Context, userID string) (storage.SecondFactors, error)
 	AddPendingTOTP(ctx context.Context, f storage.TOTPFactor) error
 	ConfirmTOTP(ctx context.Context, userID, factorID string, step int64, now time.Time, firstRecovery []storage.Hash) (bool, error)
@@ -48,12 +48,12 @@ type Config struct {
 // Factors enrols and checks TOTP factors and recovery codes, and keeps the
 // second-factor step. It is safe for concurrent use.
 type Factors struct {
-	store factorStore
+	store Store
 	cfg   Config
 }
 
 // New returns Factors over store.
-func New(store factorStore, cfg Config) *Factors {
+func New(store Store, cfg Config) *Factors {
 	if cfg.PendingTOTPTTL <= 0 {
 		cfg.PendingTOTPTTL = DefaultPendingTOTPTTL
 	}

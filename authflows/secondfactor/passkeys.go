@@ -15,8 +15,8 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 )
 
-// passkeyStore is what Passkeys needs of the store.
-type passkeyStore interface {
+// PasskeyStore is what Passkeys needs of the store (storage.Store has it).
+type PasskeyStore interface {
 	SecondFactors(ctx context.Context, userID string) (storage.SecondFactors, error)
 	AddPasskey(ctx context.Context, p storage.Passkey, firstRecovery []storage.Hash) (bool, error)
 	PasskeyByCredentialID(ctx context.Context, credentialID []byte) (storage.Passkey, error)
@@ -53,7 +53,7 @@ type PasskeyConfig struct {
 // attestation is not asked for (format "none" is accepted, and so is any
 // attestation an authenticator sends that verifies). Safe for concurrent use.
 type Passkeys struct {
-	store passkeyStore
+	store PasskeyStore
 	wa    *webauthn.WebAuthn
 	ttl   time.Duration
 	now   func() time.Time
@@ -62,7 +62,7 @@ type Passkeys struct {
 // NewPasskeys checks the relying party and returns Passkeys. A base URL
 // whose host cannot be a WebAuthn relying party (an IP address), or an
 // RPID the base URL's host does not belong to, is an error naming it.
-func NewPasskeys(store passkeyStore, cfg PasskeyConfig) (*Passkeys, error) {
+func NewPasskeys(store PasskeyStore, cfg PasskeyConfig) (*Passkeys, error) {
 	base, err := url.Parse(cfg.BaseURL)
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Hostname() == "" {
 		return nil, fmt.Errorf("secondfactor: passkeys: base URL %q is not an http(s) URL", cfg.BaseURL)
