@@ -100,18 +100,26 @@ type Identity struct {
 // the record is keyed by its hash. Email is copied from the user so that the
 // per-request lookup is one read.
 type Session struct {
-	IDHash    Hash
-	UserID    string
-	Email     string
+	IDHash Hash
+	UserID string
+	Email  string
+	// CreatedAt is the sign-in time (the assertion's auth_time, what a
+	// route's max-age and the account page's 10-minute rule measure): a
+	// re-issue of the session (password change, second-factor step) keeps
+	// it, as it keeps ExpiresAt.
 	CreatedAt time.Time
 	ExpiresAt time.Time // absolute lifetime
 	LastSeen  time.Time // written at most once a minute (see TouchSessions)
 
 	// Epoch is the user's credential epoch when the session was made.
 	Epoch uint64
-	// Method is how the session signed in: "pwd", or the provider name
-	// ("google", "github", "oidc").
+	// Method is the first factor the session signed in with: "pwd", "hwk"
+	// (a passkey, which counts as two factors) or the provider name
+	// ("google", "github", "oidc"). See AMR.
 	Method string
+	// SecondFactor is the second factor given at sign-in: "otp", "hwk" or
+	// "rec", or empty.
+	SecondFactor string
 	// Groups are the groups the sign-in earned, comma-separated as sent in
 	// X-Forwarded-Groups ("github:org,github:org/team,google:corp.com").
 	Groups string
@@ -318,9 +326,12 @@ type Store interface {
 	// Signing keys of the identity assertions.
 	SigningKeyStore
 
+	// Second factors: TOTP, passkeys, recovery codes (factors.go).
+	FactorStore
+
 	// Administration.
 	// DeleteUser deletes the user with its identities, sessions, reset and
-	// invite tokens and queued mail, in one transaction. Unknown user:
+	// invite tokens, second factors and queued mail, in one transaction. Unknown user:
 	// ErrNotFound and nothing is written.
 	DeleteUser(ctx context.Context, userID string) error
 	// SessionsOfUser returns the user's sessions, newest first (expired ones

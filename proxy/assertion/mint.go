@@ -78,7 +78,7 @@ type Claims struct {
 	Email         string   `json:"email"`
 	EmailVerified bool     `json:"email_verified"`
 	Groups        []string `json:"groups"`
-	AMR           []string `json:"amr,omitempty"` // how the session signed in: pwd, google, github, oidc
+	AMR           []string `json:"amr,omitempty"` // how the session signed in: storage.Session.AMR
 	SessionID     string   `json:"sid"`           // derived from the session, neither its id nor its stored hash
 	AuthTime      int64    `json:"auth_time"`
 	IssuedAt      int64    `json:"iat"`
@@ -170,7 +170,7 @@ func (a *Issuer) mint(s storage.Session, now time.Time) (cachedToken, error) {
 		// verified by the provider before the account was made.
 		EmailVerified: true,
 		Groups:        splitGroups(s.Groups),
-		AMR:           amr(s.Method),
+		AMR:           s.AMR(),
 		SessionID:     sessionClaim(s.IDHash),
 		AuthTime:      s.CreatedAt.Unix(),
 		IssuedAt:      now.Unix(),
@@ -204,13 +204,4 @@ func splitGroups(groups string) []string {
 		}
 	}
 	return out
-}
-
-// amr is the session's sign-in method as RFC 8176 lists them; a session
-// that recorded none (made by v1) gets no amr rather than a guess.
-func amr(method string) []string {
-	if method == "" {
-		return nil
-	}
-	return []string{method}
 }

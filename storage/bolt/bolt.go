@@ -53,6 +53,8 @@ var (
 		bucketSessions, bucketUserSessions, bucketSessionExpiry,
 		bucketResetTokens, bucketUserTokens, bucketOAuthFlows, bucketOAuthExpiry,
 		bucketMail, bucketInviteTokens, bucketUserInvites, bucketSigningKeys, bucketResetRequests,
+		bucketFactors, bucketPasskeyIDs, bucketTOTPSteps, bucketRecoveryCodes, bucketPendingExpiry,
+		bucketFactorSteps, bucketStepExpiry, bucketCeremonies, bucketCeremonyExp,
 	}
 )
 

@@ -17,31 +17,47 @@ import (
 
 const recordVersion = 1
 
-// Session layout, version 2, read on every proxied request:
+// Session layout, version 3, read on every proxied request:
 //
-//	[0]      version (2)
+//	[0]      version (3)
 //	[1:9]    CreatedAt
 //	[9:17]   ExpiresAt
 //	[17:25]  LastSeen
 //	[25:33]  Epoch
-//	uvarint  len(UserID), len(Email), len(Method), len(Groups), len(IP), len(UserAgent)
-//	the six strings' bytes in that order (decoded with a single allocation)
+//	uvarint  len(UserID), len(Email), len(Method), len(Groups), len(IP), len(UserAgent), len(SecondFactor)
+//	the seven strings' bytes in that order (decoded with a single allocation)
 //
-// Version 1 (v1 binaries) has no Epoch and only UserID and Email; it decodes
-// with the other fields empty.
+// Version 2 has six strings (no SecondFactor); version 1 (v1 binaries) has
+// no Epoch and only UserID and Email. Both decode with the missing fields
+// empty.
 const (
 	sessionVersion1  = 1
-	sessionVersion   = 2
+	sessionVersion2  = 2
+	sessionVersion   = 3
 	sessionCreatedAt = 1
 	sessionExpiresAt = 9
 	sessionLastSeen  = 17
 	sessionEpoch     = 25
-	sessionFixedLen  = 25 // the part both versions share
-	sessionStrings   = 6
+	sessionFixedLen  = 25 // the part every version shares
+	sessionStrings   = 7
 )
 
+// sessionStringCount is how many strings a session of version v holds; 0
+// for an unknown version.
+func sessionStringCount(v byte) int {
+	switch v {
+	case sessionVersion1:
+		return 2
+	case sessionVersion2:
+		return 6
+	case sessionVersion:
+		return sessionStrings
+	}
+	return 0
+}
+
 func encodeSession(s storage.Session) []byte {
-	strs := [sessionStrings]string{s.UserID, s.Email, s.Method, s.Groups, s.IP, s.UserAgent}
+	strs := [sessionStrings]string{s.UserID, s.Email, s.Method, s.Groups, s.IP, s.UserAgent, s.SecondFactor}
 	size := sessionFixedLen + 8
 	for _, str := range strs {
 		size += binary.MaxVarintLen32 + len(str)
@@ -64,7 +80,7 @@ func encodeSession(s storage.Session) []byte {
 // decodeSession decodes v, the value stored under idHash. Its one allocation
 // is the string holding all the string fields.
 func decodeSession(idHash storage.Hash, v []byte) (storage.Session, error) {
-	if len(v) < sessionFixedLen || (v[0] != sessionVersion && v[0] != sessionVersion1) {
+	if len(v) < sessionFixedLen || sessionStringCount(v[0]) == 0 {
 		return storage.Session{}, fmt.Errorf("session: %w", errCorrupt)
 	}
 	s := storage.Session{
@@ -73,13 +89,13 @@ func decodeSession(idHash storage.Hash, v []byte) (storage.Session, error) {
 		ExpiresAt: intToTime(int64(binary.BigEndian.Uint64(v[sessionExpiresAt:]))),
 		LastSeen:  intToTime(int64(binary.BigEndian.Uint64(v[sessionLastSeen:]))),
 	}
-	count, rest := 2, v[sessionFixedLen:]
-	if v[0] == sessionVersion {
+	count, rest := sessionStringCount(v[0]), v[sessionFixedLen:]
+	if v[0] != sessionVersion1 {
 		if len(rest) < 8 {
 			return storage.Session{}, fmt.Errorf("session: %w", errCorrupt)
 		}
 		s.Epoch = binary.BigEndian.Uint64(rest)
-		count, rest = sessionStrings, rest[8:]
+		rest = rest[8:]
 	}
 	var lens [sessionStrings]uint64
 	var total uint64
@@ -99,12 +115,13 @@ func decodeSession(idHash storage.Hash, v []byte) (storage.Session, error) {
 		fields[i], all = all[:lens[i]], all[lens[i]:]
 	}
 	s.UserID, s.Email, s.Method, s.Groups, s.IP, s.UserAgent = fields[0], fields[1], fields[2], fields[3], fields[4], fields[5]
+	s.SecondFactor = fields[6]
 	return s, nil
 }
 
 // withLastSeen returns a copy of the encoded session v with LastSeen set.
 func withLastSeen(v []byte, lastSeen time.Time) ([]byte, error) {
-	if len(v) < sessionFixedLen || (v[0] != sessionVersion && v[0] != sessionVersion1) {
+	if len(v) < sessionFixedLen || sessionStringCount(v[0]) == 0 {
 		return nil, fmt.Errorf("session: %w", errCorrupt)
 	}
 	out := append([]byte(nil), v...)

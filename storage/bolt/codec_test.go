@@ -19,6 +19,7 @@ func TestSessionCodec(t *testing.T) {
 		{IDHash: storage.HashSecret("c"), UserID: "u", Email: string(make([]byte, 300)), CreatedAt: time.Unix(-5, 0).UTC()},
 		{IDHash: storage.HashSecret("d"), UserID: "u", Email: "d@example.com", Epoch: 1<<63 + 5, Method: "oidc",
 			Groups: "oidc:admins,github:acme/ops", IP: "192.0.2.1", UserAgent: "curl/8"},
+		{IDHash: storage.HashSecret("e"), UserID: "u", Email: "e@example.com", Method: "pwd", SecondFactor: "otp"},
 	} {
 		got, err := decodeSession(s.IDHash, encodeSession(s))
 		if err != nil || got != s {

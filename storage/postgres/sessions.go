@@ -16,7 +16,7 @@ import (
 // it was sent in Unix nanoseconds (see Listen).
 const RevokeChannel = "gatehouse_revoke"
 
-const sessionColumns = "id_hash, user_id, email, created_at, expires_at, last_seen, epoch, method, groups, ip, user_agent"
+const sessionColumns = "id_hash, user_id, email, created_at, expires_at, last_seen, epoch, method, groups, ip, user_agent, second_factor"
 
 // sweepChunk bounds the rows one sweep statement deletes, so that a large
 // sweep never holds its locks for long.
@@ -29,7 +29,7 @@ func scanSession(row pgx.Row) (storage.Session, error) {
 		epoch int64
 	)
 	err := row.Scan(&hash, &s.UserID, &s.Email, &s.CreatedAt, &s.ExpiresAt, &s.LastSeen,
-		&epoch, &s.Method, &s.Groups, &s.IP, &s.UserAgent)
+		&epoch, &s.Method, &s.Groups, &s.IP, &s.UserAgent, &s.SecondFactor)
 	s.IDHash, s.Epoch = hashFrom(hash), uint64(epoch)
 	return s, err
 }
@@ -61,12 +61,12 @@ func (s *Store) CreateSession(ctx context.Context, sess storage.Session) error {
 			SELECT id FROM users WHERE id = $2 AND NOT disabled AND epoch = $7 FOR SHARE
 		), ins AS (
 			INSERT INTO sessions (`+sessionColumns+`)
-			SELECT $1, u.id, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM u
+			SELECT $1, u.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM u
 			ON CONFLICT (id_hash) DO NOTHING RETURNING 1
 		)
 		SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM ins)`,
 		sess.IDHash[:], sess.UserID, sess.Email, sess.CreatedAt, sess.ExpiresAt, sess.LastSeen,
-		int64(sess.Epoch), sess.Method, sess.Groups, sess.IP, sess.UserAgent).Scan(&users, &inserted)
+		int64(sess.Epoch), sess.Method, sess.Groups, sess.IP, sess.UserAgent, sess.SecondFactor).Scan(&users, &inserted)
 	switch {
 	case err != nil:
 		return wrap("create session", err)
@@ -240,11 +240,11 @@ func sweep(ctx context.Context, s *Store, sql string, args ...any) (int, error) 
 // benchmarks, a migration from bbolt). The hashes must be new.
 func (s *Store) ImportSessions(ctx context.Context, sessions []storage.Session) error {
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"sessions"},
-		[]string{"id_hash", "user_id", "email", "created_at", "expires_at", "last_seen", "epoch", "method", "groups", "ip", "user_agent"},
+		[]string{"id_hash", "user_id", "email", "created_at", "expires_at", "last_seen", "epoch", "method", "groups", "ip", "user_agent", "second_factor"},
 		pgx.CopyFromSlice(len(sessions), func(i int) ([]any, error) {
 			sess := &sessions[i]
 			return []any{sess.IDHash[:], sess.UserID, sess.Email, sess.CreatedAt, sess.ExpiresAt, sess.LastSeen,
-				int64(sess.Epoch), sess.Method, sess.Groups, sess.IP, sess.UserAgent}, nil
+				int64(sess.Epoch), sess.Method, sess.Groups, sess.IP, sess.UserAgent, sess.SecondFactor}, nil
 		}))
 	return wrap2("import sessions", err)
 }

@@ -1,0 +1,85 @@
+package secondfactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
+)
+
+// stepStore keeps the second-factor steps.
+type stepStore interface {
+	CreateSecondFactorStep(ctx context.Context, st storage.SecondFactorStep) error
+	SecondFactorStep(ctx context.Context, browserHash storage.Hash, now time.Time) (storage.SecondFactorStep, error)
+	TakeSecondFactorStep(ctx context.Context, browserHash storage.Hash, now time.Time) (storage.SecondFactorStep, error)
+}
+
+// StepStart is a first factor that checked out for a user with a second
+// factor: what the session will be made of once the second one is given.
+type StepStart struct {
+	User     storage.User // as read when the first factor was checked (its Epoch counts)
+	Method   string       // storage.MethodPassword or the provider's name
+	Groups   string       // the groups the first factor earned
+	Redirect string       // validated place to go afterwards
+}
+
+// BeginStep records the step and returns the value for the step cookie
+// that binds it to this browser; the store keeps only its hash.
+func (f *Factors) BeginStep(ctx context.Context, start StepStart) (string, error) {
+	binding, hash := newBinding()
+	now := f.cfg.Now()
+	err := f.store.CreateSecondFactorStep(ctx, storage.SecondFactorStep{
+		BrowserHash: hash, UserID: start.User.ID, Epoch: start.User.Epoch,
+		Method: start.Method, Groups: start.Groups, Redirect: start.Redirect,
+		CreatedAt: now, ExpiresAt: now.Add(f.cfg.StepTTL),
+	})
+	if err != nil {
+		return "", fmt.Errorf("secondfactor: begin step: %w", err)
+	}
+	return binding, nil
+}
+
+// Step returns the step of the step cookie's value without using it up,
+// so that a mistyped code can be tried again. ErrStepExpired when there is
+// none for this browser or it is over.
+func (f *Factors) Step(ctx context.Context, binding string) (storage.SecondFactorStep, error) {
+	hash, ok := bindingHash(binding)
+	if !ok {
+		return storage.SecondFactorStep{}, ErrStepExpired
+	}
+	st, err := f.store.SecondFactorStep(ctx, hash, f.cfg.Now())
+	return st, stepError(err)
+}
+
+// FinishStep takes the step once the second factor checked out: single
+// use, so of two concurrent finishes one gets it and the other
+// ErrStepExpired. The session is made from what it returns.
+func (f *Factors) FinishStep(ctx context.Context, binding string) (storage.SecondFactorStep, error) {
+	hash, ok := bindingHash(binding)
+	if !ok {
+		return storage.SecondFactorStep{}, ErrStepExpired
+	}
+	st, err := f.store.TakeSecondFactorStep(ctx, hash, f.cfg.Now())
+	return st, stepError(err)
+}
+
+func stepError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, storage.ErrNotFound):
+		return ErrStepExpired
+	}
+	return fmt.Errorf("secondfactor: step: %w", err)
+}
+
+// ReauthWindow is how recent a sign-in must be to enrol or remove a
+// factor, regenerate recovery codes or change the password.
+const ReauthWindow = 10 * time.Minute
+
+// RecentSignIn reports whether the session signed in within ReauthWindow of now.
+func RecentSignIn(s storage.Session, now time.Time) bool {
+	return now.Sub(s.CreatedAt) <= ReauthWindow
+}
