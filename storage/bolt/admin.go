@@ -10,7 +10,7 @@ import (
 )
 
 // DeleteUser deletes the user, its email index entry, its identities, its
-// sessions, its reset and invite tokens and its queued mail (jobs for the
+// sessions, its reset, invite and API tokens and its queued mail (jobs for the
 // user and messages to its address), in one transaction. An unknown user is
 // storage.ErrNotFound and nothing is written.
 func (s *Store) DeleteUser(ctx context.Context, userID string) error {
@@ -35,6 +35,9 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 			return err
 		}
 		if err := voidTokens(tx, inviteKind, u.ID); err != nil {
+			return err
+		}
+		if err := deleteUserAPITokens(tx, u.ID); err != nil {
 			return err
 		}
 		return deleteUserMail(tx, u)

@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("Admin", func(t *testing.T) { testAdmin(t, o) })
 	t.Run("Invites", func(t *testing.T) { testInvites(t, o) })
 	t.Run("Secrets", func(t *testing.T) { testSecrets(t, o) })
+	t.Run("APITokens", func(t *testing.T) { testAPITokens(t, o) })
 	t.Run("PingClose", func(t *testing.T) { testPingClose(t, o) })
 }
 
