@@ -149,7 +149,7 @@ func (s *Service) CreateToken(ctx context.Context, req CreateTokenRequest) (NewT
 	if err != nil {
 		return NewToken{}, err
 	}
-	now := s.now().UTC().Truncate(time.Second)
+	now := s.now().UTC().Truncate(time.Microsecond) // as PostgreSQL keeps it
 	secret, hash := storage.NewAPIToken()
 	t := storage.APIToken{ID: storage.NewAPITokenID(), Hash: hash, Name: req.Name, Service: req.Service,
 		Groups: req.Groups, CreatedAt: now}
