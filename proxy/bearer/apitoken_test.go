@@ -39,7 +39,7 @@ type tokenEnv struct {
 	mineTok, svcTok storage.APIToken
 }
 
-func newTokenEnv(t *testing.T) *tokenEnv {
+func newTokenEnv(t testing.TB) *tokenEnv {
 	t.Helper()
 	store, err := bolt.Open(filepath.Join(t.TempDir(), "g.db"), bolt.Options{NoSync: true})
 	if err != nil {
@@ -64,7 +64,7 @@ func newTokenEnv(t *testing.T) *tokenEnv {
 }
 
 // create stores a token like t with a new secret, id and hash.
-func (e *tokenEnv) create(t *testing.T, tok storage.APIToken) (string, storage.APIToken) {
+func (e *tokenEnv) create(t testing.TB, tok storage.APIToken) (string, storage.APIToken) {
 	t.Helper()
 	secret, h := storage.NewAPIToken()
 	tok.ID, tok.Hash, tok.CreatedAt = storage.NewAPITokenID(), h, e.clock.Now()

@@ -34,7 +34,7 @@ type testIdP struct {
 	jwksBody  []byte // when set, served instead of the published keys
 }
 
-func newTestIdP(t *testing.T) *testIdP {
+func newTestIdP(t testing.TB) *testIdP {
 	t.Helper()
 	idp := &testIdP{}
 	oauthtest.RunOIDC(t, func(m *mockoidc.MockOIDC) {
@@ -115,7 +115,7 @@ type jwtEnv struct {
 
 const testAudience = "api://orders"
 
-func newJWTEnv(t *testing.T, audience string) *jwtEnv {
+func newJWTEnv(t testing.TB, audience string) *jwtEnv {
 	t.Helper()
 	e := &jwtEnv{idp: newTestIdP(t), clock: webtest.NewClock(time.Now().Truncate(time.Second))}
 	var err error
@@ -134,7 +134,7 @@ func (e *jwtEnv) claims(sub string) jwt.MapClaims {
 }
 
 // sign signs claims with key (RS256, with the key's kid).
-func sign(t *testing.T, key *mockoidc.Keypair, claims jwt.MapClaims) string {
+func sign(t testing.TB, key *mockoidc.Keypair, claims jwt.MapClaims) string {
 	t.Helper()
 	s, err := key.SignJWT(claims)
 	if err != nil {

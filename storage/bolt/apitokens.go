@@ -76,6 +76,9 @@ func (s *Store) APITokens(ctx context.Context) ([]storage.APIToken, error) {
 	var out []storage.APIToken
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketAPITokens).ForEach(func(k, v []byte) error {
+			if len(k) != storage.HashSize {
+				return fmt.Errorf("API token key: %w", errCorrupt)
+			}
 			t, err := decodeAPIToken(storage.Hash(k), v)
 			if err != nil {
 				return err
@@ -275,6 +278,9 @@ func decodeAPIToken(h storage.Hash, v []byte) (storage.APIToken, error) {
 // tokens imply, and fails when an id entry does not point back at its token.
 func checkAPITokenIndexes(tx *bbolt.Tx, add func(bucket, key []byte)) error {
 	return forEach(tx, bucketAPITokens, func(k, v []byte) error {
+		if len(k) != storage.HashSize {
+			return fmt.Errorf("API token key %x: %w", k, errCorrupt)
+		}
 		t, err := decodeAPIToken(storage.Hash(k), v)
 		if err != nil {
 			return err
