@@ -9,8 +9,8 @@
 // Consumers (proxy, authflows) declare the small interfaces they need
 // themselves; Store is the union a backend must provide.
 //
-// Secrets never reach a backend in the clear: session ids, reset tokens and
-// OAuth states are stored by their SHA-256 (see Hash).
+// Secrets never reach a backend in the clear: session ids, reset tokens,
+// API tokens and OAuth states are stored by their SHA-256 (see Hash).
 package storage
 
 import (
@@ -329,9 +329,14 @@ type Store interface {
 	// Second factors: TOTP, passkeys, recovery codes (factors.go).
 	FactorStore
 
+	// API tokens of scripts and services.
+	APITokenStore
+
 	// Administration.
 	// DeleteUser deletes the user with its identities, sessions, reset and
-	// invite tokens, second factors and queued mail, in one transaction. Unknown user:
+	// invite tokens, second factors, API tokens and queued mail, in one
+	// transaction (a shared backend tells every replica, as for a
+	// revocation). Unknown user:
 	// ErrNotFound and nothing is written.
 	DeleteUser(ctx context.Context, userID string) error
 	// SessionsOfUser returns the user's sessions, newest first (expired ones

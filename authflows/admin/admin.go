@@ -1,5 +1,5 @@
-// Package admin is the administration of a Gatehouse: users and sessions,
-// changed while the server runs. Service does the work on a store; Handler
+// Package admin is the administration of a Gatehouse: users, sessions and
+// API tokens, changed while the server runs. Service does the work on a store; Handler
 // serves a Service as HTTP+JSON (on the Unix socket that cmd/gatehouse
 // opens); Client is the same API spoken over that socket. The CLI holds an
 // API and does not care which one it has, so a command gives the same
@@ -32,6 +32,7 @@ type API interface {
 	RevokeSessions(ctx context.Context, email string) (Change, error)
 	Sessions(ctx context.Context, email string) ([]Session, error)
 	RotateSigningKey(ctx context.Context) (KeyRotation, error)
+	TokenAPI // tokens.go
 }
 
 // KeyRotation is the outcome of RotateSigningKey: the new key's id and how
@@ -109,6 +110,7 @@ type Store interface {
 	SessionsOfUser(ctx context.Context, userID string) ([]storage.Session, error)
 	QueueInviteMail(ctx context.Context, userID string, now time.Time) error
 	EnqueueMail(ctx context.Context, m storage.Mail) (uint64, error)
+	TokenStore // tokens.go
 }
 
 // Service is the API on a store. Every change is an audit event naming its

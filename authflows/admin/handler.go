@@ -83,6 +83,7 @@ func (h *Handler) routes() *http.ServeMux {
 		k, err := h.api.RotateSigningKey(r.Context())
 		h.answer(w, r, http.StatusOK, k, err)
 	})
+	h.tokenRoutes(m)
 	return m
 }
 

@@ -75,6 +75,9 @@ type Config struct {
 	CookieDomain         string
 	AllowedRedirectHosts []string
 
+	// Bearer is machine access by identity providers' JWTs (flags_bearer.go).
+	Bearer BearerConfig
+
 	LogFormat string
 	LogLevel  string
 

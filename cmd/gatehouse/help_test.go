@@ -10,7 +10,7 @@ import (
 func TestHelpForEveryCommand(t *testing.T) {
 	var lines [][]string
 	lines = append(lines, []string{}, []string{"help"}, []string{"version"}, []string{"mail"}, []string{"mail", "show"})
-	for group, cmds := range map[string][]cliCommand{"users": usersCommands, "sessions": sessionsCommands, "keys": keysCommands} {
+	for group, cmds := range map[string][]cliCommand{"users": usersCommands, "sessions": sessionsCommands, "tokens": tokensCommands, "keys": keysCommands} {
 		lines = append(lines, []string{group})
 		for _, c := range cmds {
 			lines = append(lines, []string{group, c.name})

@@ -29,7 +29,7 @@ func main() {
 
 // commands are the words `gatehouse WORD` understands besides the server's
 // flags; an unknown word is suggested from them.
-var commands = []string{"users", "sessions", "keys", "mail", "version", "help"}
+var commands = []string{"users", "sessions", "tokens", "keys", "mail", "version", "help"}
 
 // run is main without the process: it returns the exit code (see exitCode).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
@@ -45,6 +45,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 			return runKeys(args[1:], stdin, stdout, stderr, getenv)
 		case "sessions":
 			return runSessions(args[1:], stdin, stdout, stderr, getenv)
+		case "tokens":
+			return runTokens(args[1:], stdin, stdout, stderr, getenv)
 		case "mail":
 			return runMail(args[1:], stdout, stderr, getenv)
 		}

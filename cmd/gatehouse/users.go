@@ -30,6 +30,9 @@ type cliOptions struct {
 	json                 bool
 	minLength            int
 	password             string // read from standard input
+	arg                  string // the command's positional argument (cliCommand.argName)
+	tokens               tokenOptions
+	stderr               io.Writer // notes beside the output (tokens create)
 }
 
 // cliCommand is one `gatehouse users|sessions …` command. Run gets an API:
@@ -37,8 +40,12 @@ type cliOptions struct {
 type cliCommand struct {
 	name, synopsis, help string
 	needsEmail           bool
+	argName              string // names a required positional argument other than E (o.arg)
 	flags                func(fs *pflag.FlagSet, o *cliOptions)
-	run                  func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error
+	// check, when set, checks the command's flags before any store is
+	// touched; its error is a usage error.
+	check func(o *cliOptions) error
+	run   func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error
 }
 
 var usersCommands = []cliCommand{
@@ -161,7 +168,7 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 	prefix := group + " " + cmd.name
 	fs := pflag.NewFlagSet("gatehouse "+prefix, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o := &cliOptions{}
+	o := &cliOptions{stderr: stderr}
 	dbFlag(fs, &o.db)
 	adminFlags(fs, &o.socket, &o.auditLog)
 	if cmd.needsEmail {
@@ -198,6 +205,9 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 		}
 		o.email, rest = rest[0], rest[1:]
 	}
+	if cmd.argName != "" && len(rest) > 0 {
+		o.arg, rest = rest[0], rest[1:]
+	}
 	if len(rest) > 0 {
 		fmt.Fprintf(stderr, "gatehouse %s: unexpected argument %q; see gatehouse %s --help\n", group, rest[0], prefix)
 		return exitUsage
@@ -230,6 +240,14 @@ func (o *cliOptions) check(cmd *cliCommand, stdin io.Reader) error {
 		}
 		if _, err := admin.CheckEmail(o.email); err != nil {
 			return flagError("email", "%v", err)
+		}
+	}
+	if cmd.argName != "" && o.arg == "" {
+		return fmt.Errorf("%s is required as the argument", cmd.argName)
+	}
+	if cmd.check != nil {
+		if err := cmd.check(o); err != nil {
+			return err
 		}
 	}
 	if o.minLength != 0 && (o.minLength < 8 || o.minLength > 1024) {

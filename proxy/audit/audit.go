@@ -35,13 +35,15 @@ const (
 	SessionsRevoked  = "sessions_revoked"
 	AccessDenied     = "access_denied"
 	SignupRefused    = "signup_refused"
+	TokenCreated     = "token_created"
+	TokenRevoked     = "token_revoked"
 )
 
 // Names lists every event name, for tests and documentation.
 var Names = []string{
 	Login, LoginFailed, Logout, ResetRequested, ResetCompleted, InviteSent, InviteAccepted,
 	PasswordChanged, IdentityLinked, IdentityUnlinked, UserCreated, UserDisabled, UserEnabled,
-	UserDeleted, SessionsRevoked, AccessDenied, SignupRefused,
+	UserDeleted, SessionsRevoked, AccessDenied, SignupRefused, TokenCreated, TokenRevoked,
 }
 
 // Event is one audit record. Empty fields are left out of the line.
@@ -52,6 +54,9 @@ type Event struct {
 	UserID    string `json:"user_id,omitempty"`
 	Email     string `json:"email,omitempty"`
 	Provider  string `json:"provider,omitempty"`
+	// TokenID is the public id of an API token (token_created,
+	// token_revoked), never the token.
+	TokenID string `json:"token_id,omitempty"`
 }
 
 // line is an Event as written: the time first.

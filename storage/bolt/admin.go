@@ -10,7 +10,7 @@ import (
 )
 
 // DeleteUser deletes the user, its email index entry, its identities, its
-// sessions, its reset and invite tokens, its second factors and its queued mail (jobs for the
+// sessions, its reset, invite and API tokens, its second factors and its queued mail (jobs for the
 // user and messages to its address), in one transaction. An unknown user is
 // storage.ErrNotFound and nothing is written.
 func (s *Store) DeleteUser(ctx context.Context, userID string) error {
@@ -38,6 +38,9 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 			return err
 		}
 		if err := deleteUserSecondFactors(tx, u.ID); err != nil {
+			return err
+		}
+		if err := deleteUserAPITokens(tx, u.ID); err != nil {
 			return err
 		}
 		return deleteUserMail(tx, u)

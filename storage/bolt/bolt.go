@@ -14,7 +14,8 @@
 // QueueResetRequest runs through bbolt's Batch, so concurrent calls may share
 // one transaction; each call's work is still all or nothing. Session, the
 // per-request read, is answered from memory while no write has happened
-// since the record was read (sessioncache.go): exact, as SS3 requires.
+// since the record was read (sessioncache.go): exact, as SS3 requires; so
+// is APITokenByHash (apitokencache.go).
 package bolt
 
 import (
@@ -47,6 +48,9 @@ var (
 	bucketUserInvites    = []byte("user_invite_tokens") // user prefix + token hash → empty
 	bucketSigningKeys    = []byte("signing_keys")       // key id → signing key
 	bucketResetRequests  = []byte("reset_requests")     // "last_unknown" → time (see QueueResetRequest)
+	bucketAPITokens      = []byte("api_tokens")         // token hash → API token
+	bucketAPITokenIDs    = []byte("api_token_ids")      // token id → token hash
+	bucketUserAPITokens  = []byte("user_api_tokens")    // user prefix + token hash → empty
 
 	allBuckets = [][]byte{
 		bucketUsers, bucketUsersByEmail, bucketIdentities, bucketUserIdentities,
@@ -55,6 +59,7 @@ var (
 		bucketMail, bucketInviteTokens, bucketUserInvites, bucketSigningKeys, bucketResetRequests,
 		bucketFactors, bucketPasskeyIDs, bucketTOTPSteps, bucketRecoveryCodes, bucketPendingExpiry,
 		bucketFactorSteps, bucketStepExpiry, bucketCeremonies, bucketCeremonyExp,
+		bucketAPITokens, bucketAPITokenIDs, bucketUserAPITokens,
 	}
 )
 
@@ -89,9 +94,10 @@ type Options struct {
 
 // Store is a storage.Store on one bbolt file. It is safe for concurrent use.
 type Store struct {
-	db       *bbolt.DB
-	onWrite  func(error) // Options.OnWrite, or nil
-	sessions sessionCache
+	db        *bbolt.DB
+	onWrite   func(error) // Options.OnWrite, or nil
+	sessions  sessionCache
+	apiTokens apiTokenCache // tagged with sessions' write generation
 }
 
 var _ storage.Store = (*Store)(nil)

@@ -24,6 +24,14 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestConformanceReopen(t *testing.T) {
+	storagetest.RunReopen(t, func(t *testing.T) (storage.Store, func(t *testing.T) storage.Store) {
+		path := filepath.Join(t.TempDir(), "gatehouse.db")
+		t.Cleanup(func() { checkIndexesOf(t, path) })
+		return openTest(t, path), func(t *testing.T) storage.Store { return openTest(t, path) }
+	})
+}
+
 // openTest opens path and fails the test on error; the caller closes.
 func openTest(t *testing.T, path string) *Store {
 	t.Helper()

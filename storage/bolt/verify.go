@@ -147,8 +147,10 @@ func checkIndexes(tx *bbolt.Tx) error {
 		add(bucketOAuthExpiry, expiryKey(f.ExpiresAt, f.StateHash))
 		return err
 	}))
+	err = with(err, checkAPITokenIndexes(tx, add))
 	for _, index := range [][]byte{bucketUsersByEmail, bucketUserIdentities, bucketUserSessions,
-		bucketSessionExpiry, bucketUserTokens, bucketUserInvites, bucketOAuthExpiry} {
+		bucketSessionExpiry, bucketUserTokens, bucketUserInvites, bucketOAuthExpiry,
+		bucketAPITokenIDs, bucketUserAPITokens} {
 		err = with(err, forEach(tx, index, func(k, _ []byte) error {
 			if !want[string(index)][string(k)] {
 				return fmt.Errorf("%s: stale entry %x", index, k)

@@ -1,12 +1,13 @@
 // Package cache is a per-replica session cache: a decorator over a
-// storage.Store that answers Session from memory, so that the per-request
-// check does not pay a database round trip, while revocations made by any
-// replica still take effect everywhere within a second.
+// storage.Store that answers Session (and APITokenByHash, see apitokens.go)
+// from memory, so that the per-request check does not pay a database round
+// trip, while revocations made by any replica still take effect everywhere
+// within a second.
 //
 // Dependencies: cache imports storage only. It does not know the backend;
 // something that hears the backend's revocations (storage/postgres's Listen)
-// calls its methods InvalidateSession, InvalidateUser, Resync, Down and
-// Heartbeat.
+// calls its methods InvalidateSession, InvalidateAPIToken, InvalidateUser,
+// Resync, Down and Heartbeat.
 //
 // The cache is trusted only while it is live: after Resync (the
 // notification connection is listening and the cache was flushed) and with
@@ -55,6 +56,9 @@ type Store struct {
 	mu      sync.RWMutex
 	entries map[storage.Hash]entry
 	byUser  map[string]map[storage.Hash]struct{}
+	// tokens and tokensByUser are the API tokens, beside the sessions.
+	tokens       map[storage.Hash]tokenEntry
+	tokensByUser map[string]map[storage.Hash]struct{}
 	// gen grows with every invalidation; a read fills the cache only if no
 	// invalidation happened while it read the store.
 	gen uint64
@@ -64,6 +68,8 @@ type Store struct {
 	hits     atomic.Uint64
 	misses   atomic.Uint64
 	bypassed atomic.Uint64
+
+	tokenHits, tokenMisses, tokenBypassed atomic.Uint64
 }
 
 type entry struct {
@@ -87,10 +93,12 @@ func New(inner storage.Store, opts Options) *Store {
 		opts.Now = time.Now
 	}
 	return &Store{
-		Store:   inner,
-		opts:    opts,
-		entries: map[storage.Hash]entry{},
-		byUser:  map[string]map[storage.Hash]struct{}{},
+		Store:        inner,
+		opts:         opts,
+		entries:      map[storage.Hash]entry{},
+		byUser:       map[string]map[storage.Hash]struct{}{},
+		tokens:       map[storage.Hash]tokenEntry{},
+		tokensByUser: map[string]map[storage.Hash]struct{}{},
 	}
 }
 
@@ -180,7 +188,7 @@ func (s *Store) InvalidateSession(h storage.Hash) {
 	s.mu.Unlock()
 }
 
-// InvalidateUser forgets every session of the user.
+// InvalidateUser forgets every session and API token of the user.
 func (s *Store) InvalidateUser(userID string) {
 	s.mu.Lock()
 	s.gen++
@@ -188,6 +196,7 @@ func (s *Store) InvalidateUser(userID string) {
 		delete(s.entries, h)
 	}
 	delete(s.byUser, userID)
+	s.dropUserTokens(userID)
 	s.mu.Unlock()
 }
 
@@ -197,6 +206,8 @@ func (s *Store) flush() {
 	s.gen++
 	clear(s.entries)
 	clear(s.byUser)
+	clear(s.tokens)
+	clear(s.tokensByUser)
 	s.mu.Unlock()
 }
 
@@ -225,16 +236,20 @@ func (s *Store) Resync() {
 // HeartbeatTimeout (PG1).
 func (s *Store) Heartbeat(sent time.Time) { s.lastBeat.Store(sent.UnixNano()) }
 
-// Stats are counters of Session calls since New.
+// Stats are counters of Session calls since New, and of APITokenByHash calls.
 type Stats struct {
 	Hits, Misses, Bypassed uint64 // from memory; read and kept; read while not live
 	Entries                int
+
+	TokenHits, TokenMisses, TokenBypassed uint64
+	TokenEntries                          int
 }
 
 // Stats returns the counters.
 func (s *Store) Stats() Stats {
 	s.mu.RLock()
-	n := len(s.entries)
+	n, tokens := len(s.entries), len(s.tokens)
 	s.mu.RUnlock()
-	return Stats{Hits: s.hits.Load(), Misses: s.misses.Load(), Bypassed: s.bypassed.Load(), Entries: n}
+	return Stats{Hits: s.hits.Load(), Misses: s.misses.Load(), Bypassed: s.bypassed.Load(), Entries: n,
+		TokenHits: s.tokenHits.Load(), TokenMisses: s.tokenMisses.Load(), TokenBypassed: s.tokenBypassed.Load(), TokenEntries: tokens}
 }

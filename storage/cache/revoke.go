@@ -97,14 +97,15 @@ func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time, idle t
 	return n, err
 }
 
-// SetUserDisabled passes through and forgets the user's sessions.
+// SetUserDisabled passes through and forgets the user's sessions and API
+// tokens (cached with the owner's state).
 func (s *Store) SetUserDisabled(ctx context.Context, userID string, disabled bool) (int, error) {
 	n, err := s.Store.SetUserDisabled(ctx, userID, disabled)
 	s.InvalidateUser(userID)
 	return n, err
 }
 
-// DeleteUser passes through and forgets the user's sessions.
+// DeleteUser passes through and forgets the user's sessions and API tokens.
 func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 	err := s.Store.DeleteUser(ctx, userID)
 	s.InvalidateUser(userID)

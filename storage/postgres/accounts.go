@@ -23,8 +23,12 @@ func (s *Store) SetUserDisabled(ctx context.Context, userID string, disabled boo
 			return err
 		}
 		if !disabled {
-			_, err := tx.Exec(ctx, "UPDATE users SET disabled = false WHERE id = $1", userID)
-			return wrap2("enable user", err)
+			if _, err := tx.Exec(ctx, "UPDATE users SET disabled = false WHERE id = $1", userID); err != nil {
+				return wrap("enable user", err)
+			}
+			// Replicas forget what they cached of the user: its API
+			// tokens were cached with their owner disabled.
+			return wrap2("enable user", notifyUser(ctx, tx, userID))
 		}
 		if _, err := tx.Exec(ctx, "UPDATE users SET disabled = true, epoch = epoch + 1 WHERE id = $1", userID); err != nil {
 			return wrap("disable user", err)
@@ -44,8 +48,8 @@ func (s *Store) SetUserDisabled(ctx context.Context, userID string, disabled boo
 	return n, nil
 }
 
-// DeleteUser deletes the user with their identities, sessions (notified),
-// reset and invite tokens and queued mail (jobs for the user and messages to
+// DeleteUser deletes the user with their identities, sessions and API
+// tokens (notified), reset and invite tokens and queued mail (jobs for the user and messages to
 // their address), in one transaction. Unknown user:
 // storage.ErrNotFound.
 func (s *Store) DeleteUser(ctx context.Context, userID string) error {
@@ -57,6 +61,7 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 			"DELETE FROM identities WHERE user_id = $1",
 			"DELETE FROM reset_tokens WHERE user_id = $1",
 			"DELETE FROM invite_tokens WHERE user_id = $1",
+			"DELETE FROM api_tokens WHERE user_id = $1",
 			"DELETE FROM mail WHERE user_id = $1 OR lower(btrim(to_addr)) = (SELECT email FROM users WHERE id = $1)",
 			"DELETE FROM users WHERE id = $1",
 		} {

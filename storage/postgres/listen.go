@@ -17,6 +17,8 @@ import (
 // Invalidator is what Listen reports to: a session cache (storage/cache).
 type Invalidator interface {
 	InvalidateSession(h storage.Hash)
+	InvalidateAPIToken(h storage.Hash)
+	// InvalidateUser: every session and API token of the user.
 	InvalidateUser(userID string)
 	// Resync: the connection listens (again); anything before may have been missed.
 	Resync()
@@ -129,11 +131,15 @@ func (s *Store) listenOnce(ctx context.Context, inv Invalidator, beat string) er
 		}
 		kind, value, _ := strings.Cut(n.Payload, ":")
 		switch kind {
-		case "s":
+		case "s", "t":
 			var h storage.Hash
 			if b, err := hex.DecodeString(value); err == nil && len(b) == len(h) {
 				copy(h[:], b)
-				inv.InvalidateSession(h)
+				if kind == "s" {
+					inv.InvalidateSession(h)
+				} else {
+					inv.InvalidateAPIToken(h)
+				}
 			}
 		case "u":
 			inv.InvalidateUser(value)

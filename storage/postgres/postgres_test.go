@@ -40,6 +40,23 @@ func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store { return open(t) })
 }
 
+func TestConformanceReopen(t *testing.T) {
+	storagetest.RunReopen(t, func(t *testing.T) (storage.Store, func(t *testing.T) storage.Store) {
+		url := pg.NewDatabase(t)
+		first, err := postgres.Open(t.Context(), url, postgres.Options{})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return first, func(t *testing.T) storage.Store {
+			s, err := postgres.Open(t.Context(), url, postgres.Options{})
+			if err != nil {
+				t.Fatalf("Open again: %v", err)
+			}
+			return s
+		}
+	})
+}
+
 // TestConformanceCached: the session cache over PostgreSQL, fed by its
 // listener and live (serving from memory), passes the whole suite too.
 func TestConformanceCached(t *testing.T) {

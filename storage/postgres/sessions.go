@@ -11,8 +11,9 @@ import (
 )
 
 // RevokeChannel is the NOTIFY channel of revocations. A payload is
-// "s:" and the hex hash of one session, "u:" and a user id (every session
-// of the user), or a heartbeat "h:", a listener's token, ":" and the time
+// "s:" and the hex hash of one session, "t:" and the hex hash of one API
+// token, "u:" and a user id (every session and API token of the user, also
+// sent when a user is enabled again), or a heartbeat "h:", a listener's token, ":" and the time
 // it was sent in Unix nanoseconds (see Listen).
 const RevokeChannel = "gatehouse_revoke"
 

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("Secrets", func(t *testing.T) { testSecrets(t, o) })
 	t.Run("Factors", func(t *testing.T) { testFactors(t, o) })
 	t.Run("FactorSteps", func(t *testing.T) { testFactorSteps(t, o) })
+	t.Run("APITokens", func(t *testing.T) { testAPITokens(t, o) })
 	t.Run("PingClose", func(t *testing.T) { testPingClose(t, o) })
 }
 
