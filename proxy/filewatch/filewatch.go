@@ -58,8 +58,8 @@ func (w *Watch) Prime(info os.FileInfo, data []byte) {
 	w.seen, w.tried, w.primed, w.failing = info, sha256.Sum256(data), true, false
 }
 
-// Force makes the next Look that reads the file whole return it even when
-// its contents did not change (an explicit reload).
+// Force makes the next Look return the file even when its contents did not
+// change, or its error even when already reported (an explicit reload).
 func (w *Watch) Force() { w.force = true }
 
 // Failing reports whether the file could not be read at the last look.
@@ -94,12 +94,13 @@ func (w *Watch) Look() ([]byte, error) {
 	return data, nil
 }
 
-// fail returns err the first time the file cannot be read, nil after.
+// fail returns err the first time the file cannot be read (or when the
+// look was forced), nil after.
 func (w *Watch) fail(err error) error {
-	if w.failing {
+	if w.failing && !w.force {
 		return nil
 	}
-	w.failing = true
+	w.failing, w.force = true, false
 	return err
 }
 

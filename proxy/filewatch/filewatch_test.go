@@ -97,6 +97,10 @@ func TestLookUnreadableReportsOnce(t *testing.T) {
 			t.Fatalf("still missing: %q, %v; want nothing (reported once)", data, err)
 		}
 	}
+	w.Force()
+	if _, err := w.Look(); err == nil {
+		t.Fatal("a forced look at a missing file reported nothing")
+	}
 	// Back with the same contents: no longer failing, nothing new.
 	write(t, path, "one", old)
 	if data, err := w.Look(); err != nil || data != nil || w.Failing() {
