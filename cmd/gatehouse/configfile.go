@@ -204,7 +204,7 @@ func applyConfigFile(fs *pflag.FlagSet, cf *configFile) (map[string]string, erro
 			return nil, fileError(cf.path, v.node.Line, v.flag, "%v", err)
 		}
 		if err := fs.Set(v.flag, value); err != nil {
-			return nil, fileError(cf.path, v.node.Line, v.flag, "%q: %s", value, want(fs.Lookup(v.flag)))
+			return nil, fileError(cf.path, v.node.Line, v.flag, "%q: want %s", value, want(fs.Lookup(v.flag)))
 		}
 		from[v.flag] = fmt.Sprintf("%s:%d", cf.path, v.node.Line)
 	}

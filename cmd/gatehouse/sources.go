@@ -117,7 +117,11 @@ func collectSettings(fs *pflag.FlagSet, from map[string]string, c *Config) []set
 		}
 		if isSecretFlag(fs, f.Name) {
 			s.shown = "(not set)"
-			if file := fs.Lookup(f.Name + "-file"); f.Value.String() != "" || file.Value.String() != "" {
+			file := fs.Lookup(f.Name + "-file")
+			switch {
+			case file.Value.String() != "":
+				s.shown, s.source = "(set)", "read from "+file.Name
+			case f.Value.String() != "":
 				s.shown = "(set)"
 			}
 		}
