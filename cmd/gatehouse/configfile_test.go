@@ -236,3 +236,37 @@ func TestConfigFileRoutes(t *testing.T) {
 		}
 	}
 }
+
+// The subcommands read their flags (--db, --admin-socket, --mail-dir) from
+// the server's configuration file too, so that GATEHOUSE_CONFIG alone
+// points them at the server's database; the command line still wins.
+func TestSubcommandsReadTheConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "from-file.db")
+	path := writeConfig(t, "upstream: http://127.0.0.1:3000\ndb: "+db+"\nadmin-socket: \"\"\nmail-dir: "+filepath.Join(dir, "maildir")+"\nroutes:\n  - path: /a/\n    allow: public\n")
+	var out, errOut bytes.Buffer
+	code := run([]string{"users", "add", "--email", "ann@example.com", "--password-stdin"}, strings.NewReader(testPassword+"\n"), &out, &errOut, envOf(map[string]string{"GATEHOUSE_CONFIG": path}))
+	if code != 0 {
+		t.Fatalf("users add: exit %d, %s", code, errOut.String())
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("the file's --db was not used: %v", err)
+	}
+	code, list, _ := cliEnv(t, nil, "users", "list", "--config", path)
+	if code != 0 || !strings.Contains(list, "ann@example.com") {
+		t.Fatalf("users list --config: exit %d, %q", code, list)
+	}
+	other := filepath.Join(dir, "other.db")
+	addUser(t, other, "bob@example.com", testPassword)
+	if code, list, _ := cliEnv(t, nil, "users", "list", "--config", path, "--db", other); code != 0 || !strings.Contains(list, "bob@example.com") {
+		t.Fatalf("the command line must win over the file: exit %d, %q", code, list)
+	}
+	if code, _, errOut := cliEnv(t, nil, "mail", "show", "--config", path); code == 0 || !strings.Contains(errOut, "maildir") {
+		t.Errorf("mail show did not look in the file's --mail-dir: exit %d, %q", code, errOut)
+	}
+	// A broken file stops a subcommand as it stops the server.
+	bad := writeConfig(t, "db: "+db+"\ndbb: x\n")
+	if code, _, errOut := cliEnv(t, nil, "users", "list", "--config", bad); code != exitUsage || !strings.Contains(errOut, bad+`:2: unknown key "dbb"`) {
+		t.Errorf("broken file: exit %d, %q", code, errOut)
+	}
+}

@@ -31,7 +31,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.SortFlags = false
 	r := &rawFlags{}
 	c := &r.cfg
-	fs.StringVar(&c.ConfigFile, "config", "", "YAML file setting any flag below by its name without --, and the route rules (routes:); the command line and GATEHOUSE_* win over it. Routes, public-path and the access policy's allow-* keys are re-read on SIGHUP and within 5 s of a change")
+	configFlag(fs, &c.ConfigFile, "YAML file setting any flag below by its name without --, and the route rules (routes:); the command line and GATEHOUSE_* win over it. Routes, public-path and the access policy's allow-* keys are re-read on SIGHUP and within 5 s of a change")
 	fs.StringVar(&c.Listen, "listen", ":8080", "address the proxy listens on")
 	fs.StringVar(&r.upstream, "upstream", "", "URL of the protected app, e.g. http://127.0.0.1:3000 (required)")
 	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", 60*time.Second, "how long to wait for the upstream's response headers before answering 504")
@@ -137,6 +137,12 @@ snake case (--smtp-addr => GATEHOUSE_SMTP_ADDR); the command line wins, and
 repeatable flags take a comma-separated list there. A variable that is set
 counts even when empty (GATEHOUSE_ADMIN_LISTEN= disables the admin listener);
 a GATEHOUSE_* variable that names no flag is refused.
+
+--config FILE (or GATEHOUSE_CONFIG) reads a YAML file where every flag may
+be set under its name without -- (lists for repeatable flags), plus the
+route rules (routes:); the command line and the environment win over it.
+Secrets go there only as their -file forms. gatehouse config check
+validates it all and prints the settings in force.
 
 Exit codes: 0 done, 1 failed at run time, 2 usage error (unknown command,
 flag or variable; missing or bad value).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -65,6 +66,41 @@ func applySources(fs *pflag.FlagSet, args []string, env environ, read configRead
 	}
 	src.file, src.data, src.info = cf, data, info
 	return src, nil
+}
+
+// configFlag declares --config on fs.
+func configFlag(fs *pflag.FlagSet, path *string, usage string) {
+	fs.StringVar(path, "config", "", usage)
+}
+
+// applyConfigFileTo sets the flags of a subcommand's fs (--db,
+// --admin-socket, --mail-dir, …) that no level above set from the
+// configuration file named by its --config (or GATEHOUSE_CONFIG), as the
+// server reads them: the file is checked as the server checks it, and its
+// other keys are the server's alone.
+func applyConfigFileTo(fs *pflag.FlagSet) error {
+	path, _ := fs.GetString("config")
+	if path == "" {
+		return nil
+	}
+	data, _, err := readConfigFile(path)
+	if err != nil {
+		return flagError("config", "%v", err)
+	}
+	server, _ := serveFlags(io.Discard)
+	cf, err := parseConfigFile(path, data, server)
+	if err != nil {
+		return err
+	}
+	var own []fileValue
+	for _, v := range cf.values {
+		if fs.Lookup(v.flag) != nil {
+			own = append(own, v)
+		}
+	}
+	cf.values = own
+	_, err = applyConfigFile(fs, cf)
+	return err
 }
 
 // locate reports a bad flag value that came from the configuration file at
