@@ -149,3 +149,39 @@ func mustStat(t *testing.T, path string) os.FileInfo {
 	}
 	return fi
 }
+
+// A Kubernetes ConfigMap volume updates its files by pointing the ..data
+// symlink at a new folder (the file itself is a symlink through ..data):
+// the watch follows the link and sees the new file.
+func TestLookConfigMapSwap(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for _, v := range []string{"v1", "v2"} {
+		if err := os.Mkdir(filepath.Join(dir, v), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(dir, "v1", "f"), "one", old)
+	write(t, filepath.Join(dir, "v2", "f"), "two", old) // same size, same time
+	if err := os.Symlink("v1", filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "f")
+	if err := os.Symlink(filepath.Join("..data", "f"), path); err != nil {
+		t.Fatal(err)
+	}
+	w := New(path, nil, nil)
+	if got := look(t, w); got != "one" {
+		t.Fatalf("first look = %q", got)
+	}
+	tmp := filepath.Join(dir, "..data_tmp")
+	if err := os.Symlink("v2", tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	if got := look(t, w); got != "two" {
+		t.Fatalf("after the ..data swap: %q, want two", got)
+	}
+}
