@@ -2,9 +2,11 @@
 // itself, checks the session cookie on every other request and forwards
 // signed-in requests to one upstream app with the user's identity in headers.
 //
-// This package only parses flags and wires the packages together:
-// cmd/gatehouse → proxy, proxy/web, proxy/policy, authflows, authflows/mail → storage,
-// storage/bolt, storage/postgres, storage/cache. Nothing imports it.
+// This package only parses flags (the command line, the environment and
+// the --config file) and wires the packages together: cmd/gatehouse →
+// proxy, proxy/web, proxy/policy, proxy/route, proxy/filewatch, authflows,
+// authflows/mail → storage, storage/bolt, storage/postgres, storage/cache.
+// Nothing imports it.
 package main
 
 import (

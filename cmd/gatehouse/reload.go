@@ -42,14 +42,17 @@ type reloader struct {
 	path string
 	// parse makes a Config from the file's contents with the start's
 	// command line and environment.
-	parse  func(data []byte) (Config, error)
-	watch  *filewatch.Watch
-	start  []setting // the settings in force since the start
-	routes *route.Live
-	policy *policy.Policy
-	log    *slog.Logger
-	now    func() time.Time
-	kick   chan struct{}
+	parse func(data []byte) (Config, error)
+	watch *filewatch.Watch
+	start []setting // the settings in force since the start
+	// startPolicy are the access rules of the start: their provider keys
+	// (github-org, github-team, google-hosted-domain) stay in force.
+	startPolicy policy.Rules
+	routes      *route.Live
+	policy      *policy.Policy
+	log         *slog.Logger
+	now         func() time.Time
+	kick        chan struct{}
 
 	mu     sync.Mutex // serializes look; guards broken
 	broken bool       // the contents last read failed
@@ -69,13 +72,14 @@ func newReloader(cfg Config, routes *route.Live, pol *policy.Policy, log *slog.L
 			p := serveParse{command: "gatehouse", help: usage, read: func(string) ([]byte, os.FileInfo, error) { return data, nil, nil }}
 			return p.parse(src.args, src.env, io.Discard)
 		},
-		watch:  filewatch.New(cfg.ConfigFile, func(path string) ([]byte, error) { data, _, err := readConfigFile(path); return data, err }, now),
-		start:  src.settings,
-		routes: routes,
-		policy: pol,
-		log:    log,
-		now:    now,
-		kick:   make(chan struct{}, 1),
+		watch:       filewatch.New(cfg.ConfigFile, func(path string) ([]byte, error) { data, _, err := readConfigFile(path); return data, err }, now),
+		start:       src.settings,
+		startPolicy: cfg.Policy,
+		routes:      routes,
+		policy:      pol,
+		log:         log,
+		now:         now,
+		kick:        make(chan struct{}, 1),
 	}
 	r.watch.Prime(src.info, src.data)
 	r.loadedAt.Store(now().Unix())
@@ -143,7 +147,9 @@ func (r *reloader) apply(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := r.policy.Update(cfg.Policy); err != nil {
+	rules := cfg.Policy // the reloadable keys; the providers' as at the start
+	rules.GitHubOrgs, rules.GitHubTeams, rules.GoogleHostedDomains = r.startPolicy.GitHubOrgs, r.startPolicy.GitHubTeams, r.startPolicy.GoogleHostedDomains
+	if err := r.policy.Update(rules); err != nil {
 		return fmt.Errorf("%s: access policy: %w", r.path, err)
 	}
 	r.routes.Store(table)

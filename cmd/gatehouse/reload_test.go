@@ -214,16 +214,21 @@ func TestReloadRestartNeededKey(t *testing.T) {
 	up, _ := echoUpstream(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "gatehouse.yaml")
-	replaceFile(t, path, "session-ttl: 2h\nroutes:\n  - path: /a/\n    allow: public\n")
-	g := startGatehouse(t, filepath.Join(dir, "g.db"), "--upstream", up.URL, "--config", path)
-	replaceFile(t, path, "session-ttl: 3h\ninvite-ttl: 1h\nroutes:\n  - path: /b/\n    allow: public\n")
-	waitUntil(t, "the new routes in force", func() bool { return ruleAt(g, "/b/x") == path+":4" })
+	replaceFile(t, path, "session-ttl: 2h\ngithub-org: [acme]\nroutes:\n  - path: /a/\n    allow: public\n")
+	g := startGatehouse(t, filepath.Join(dir, "g.db"), "--upstream", up.URL, "--config", path, "--github-client-id", "id", "--github-client-secret", "s")
+	replaceFile(t, path, "session-ttl: 3h\ninvite-ttl: 1h\ngithub-org: [other]\nroutes:\n  - path: /b/\n    allow: public\n")
+	waitUntil(t, "the new routes in force", func() bool { return ruleAt(g, "/b/x") == path+":5" })
 	lines := logLines(g.Logs.String(), "need a restart")
-	if len(lines) != 1 || !strings.Contains(lines[0], "session-ttl") || !strings.Contains(lines[0], "invite-ttl") || strings.Contains(lines[0], "routes") {
-		t.Errorf("restart lines: %q, want one naming session-ttl and invite-ttl", lines)
+	if len(lines) != 1 || !strings.Contains(lines[0], "session-ttl") || !strings.Contains(lines[0], "invite-ttl") || !strings.Contains(lines[0], "github-org") || strings.Contains(lines[0], "routes") {
+		t.Errorf("restart lines: %q, want one naming session-ttl, invite-ttl and github-org", lines)
 	}
 	if g.srv.cfg.SessionTTL != 2*time.Hour {
 		t.Errorf("session-ttl in force = %v, want the start's 2h", g.srv.cfg.SessionTTL)
+	}
+	// github-org decides what a sign-in asks GitHub for: the policy keeps
+	// the start's, in step with the provider.
+	if !g.srv.policy.Passes("", false, "github:acme") || g.srv.policy.Passes("", false, "github:other") {
+		t.Error("a reload changed the GitHub organizations of the access policy")
 	}
 }
 
