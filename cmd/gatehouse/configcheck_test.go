@@ -94,6 +94,10 @@ func TestConfigCheckRefuses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(templates, "login.html"), []byte("{{ .Broken "), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	mailTemplates := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mailTemplates, "reset.subject.tmpl"), []byte("{{ .Nope "), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -104,6 +108,7 @@ func TestConfigCheckRefuses(t *testing.T) {
 		{"bad flag", []string{"--upstream", "http://127.0.0.1:3000", "--mode", "fast"}, nil, "invalid --mode"},
 		{"bad variable", []string{"--upstream", "http://127.0.0.1:3000"}, envOf(map[string]string{"GATEHOUSE_MODEE": "401"}), "GATEHOUSE_MODEE"},
 		{"broken template", []string{"--upstream", "http://127.0.0.1:3000", "--templates-dir", templates}, nil, "login.html"},
+		{"broken mail template", []string{"--upstream", "http://127.0.0.1:3000", "--mail-templates", mailTemplates}, nil, "invalid --mail-templates: mail template: template: reset.subject.tmpl:1"},
 		{"no upstream", nil, nil, "invalid --upstream: is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

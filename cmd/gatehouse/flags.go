@@ -385,6 +385,11 @@ func checkMail(c *Config) error {
 		if st, err := os.Stat(c.MailTemplates); err != nil || !st.IsDir() {
 			return flagError("mail-templates", "%q is not a readable directory", c.MailTemplates)
 		}
+		// Parsed as the start will, so that `gatehouse config check` and
+		// a reload name a broken template before anything is opened.
+		if err := authflows.CheckTemplates(c.MailTemplates); err != nil {
+			return flagError("mail-templates", "%v", err)
+		}
 	}
 	switch c.SMTP.TLS {
 	case "starttls", "tls", "none":
