@@ -16,11 +16,20 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
+	"github.com/gatehouse-auth/gatehouse/proxy/route"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
-// Config is everything the command line and the environment decide.
+// Config is everything the command line, the environment and the
+// configuration file decide.
 type Config struct {
+	// ConfigFile is --config, the YAML file of settings and route rules;
+	// empty for none.
+	ConfigFile string
+	// Routes are the configuration file's route rules, checked, in order
+	// (the --public-path rules come before them in the route.Table).
+	Routes []route.Rule
+
 	Listen          string
 	Upstream        *url.URL
 	UpstreamTimeout time.Duration
@@ -88,6 +97,11 @@ type Config struct {
 	// LogOutput is where the log, the access log and "--audit-log -" go;
 	// os.Stderr when nil. Not a flag.
 	LogOutput io.Writer
+
+	// source is how parseServe made this Config: what a reload needs to
+	// make it again, and where each setting came from. nil for a Config
+	// made otherwise.
+	source *configSource
 }
 
 // SMTPConfig is the mail relay; an empty Addr means mail goes to files.
@@ -122,7 +136,8 @@ const (
 // flagError is a bad flag value: one line naming the flag, a usage error
 // (exit 2).
 func flagError(flag string, format string, args ...any) error {
-	return usageErrorf("invalid --%s: %s", flag, fmt.Sprintf(format, args...))
+	problem := fmt.Sprintf(format, args...)
+	return usageError{err: fmt.Errorf("invalid --%s: %s", flag, problem), flag: flag, problem: problem}
 }
 
 // secretFromFile fills *dst from the file named by the --NAME-file flag, when set.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path"
 	"strings"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/authflows/mail"
-	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/proxy/route"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -32,6 +31,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.SortFlags = false
 	r := &rawFlags{}
 	c := &r.cfg
+	configFlag(fs, &c.ConfigFile, "YAML file setting any flag below by its name without --, and the route rules (routes:); the command line and GATEHOUSE_* win over it. Routes, public-path and the access policy's allow-* keys are re-read on SIGHUP and within 5 s of a change")
 	fs.StringVar(&c.Listen, "listen", ":8080", "address the proxy listens on")
 	fs.StringVar(&r.upstream, "upstream", "", "URL of the protected app, e.g. http://127.0.0.1:3000 (required)")
 	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", 60*time.Second, "how long to wait for the upstream's response headers before answering 504")
@@ -126,6 +126,7 @@ Usage:
   gatehouse sessions list E
   gatehouse keys rotate
   gatehouse mail show [--mail-dir D] [FILE]
+  gatehouse config check [--config FILE] [flags]
   gatehouse version (or gatehouse --version)
 
 gatehouse users --help, gatehouse sessions --help and gatehouse keys --help
@@ -138,6 +139,12 @@ repeatable flags take a comma-separated list there. A variable that is set
 counts even when empty (GATEHOUSE_ADMIN_LISTEN= disables the admin listener);
 a GATEHOUSE_* variable that names no flag is refused.
 
+--config FILE (or GATEHOUSE_CONFIG) reads a YAML file where every flag may
+be set under its name without -- (lists for repeatable flags), plus the
+route rules (routes:); the command line and the environment win over it.
+Secrets go there only as their -file forms. gatehouse config check
+validates it all and prints the settings in force.
+
 Exit codes: 0 done, 1 failed at run time, 2 usage error (unknown command,
 flag or variable; missing or bad value).
 
@@ -145,23 +152,57 @@ Flags:
 %s`, fs.FlagUsages())
 }
 
-// parseServe turns the command line and environment into a checked Config.
-// Every error is one line naming the flag.
+// parseServe turns the command line, the environment and the
+// configuration file into a checked Config. Every error is one line naming
+// the flag, or the file, the line and the key.
 func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
+	return serveParse{command: "gatehouse", help: usage, read: readConfigFile}.parse(args, getenv, out)
+}
+
+// serveParse is how the server's flags are read: by the server, by
+// `gatehouse config check`, and again by a reload.
+type serveParse struct {
+	command string                          // the words before args, for the help hints
+	help    func(io.Writer, *pflag.FlagSet) // prints --help
+	read    configReader                    // reads the configuration file
+}
+
+// parse is parseServe as p says.
+func (p serveParse) parse(args []string, getenv environ, out io.Writer) (Config, error) {
+	command, read := p.command, p.read
 	fs, r := serveFlags(out)
-	fs.Usage = func() { usage(out, fs) }
-	if err := parseFlags(fs, args, "gatehouse"); err != nil {
+	fs.Usage = func() { p.help(out, fs) }
+	if err := parseFlags(fs, args, command); err != nil {
 		if err == pflag.ErrHelp {
 			return Config{}, errHelp
 		}
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
-		return Config{}, unknownCommand("gatehouse", fs.Arg(0), commands)
+		return Config{}, unknownCommand(command, fs.Arg(0), commands)
 	}
-	if err := applyEnv(fs, getenv); err != nil {
+	src, err := applySources(fs, args, getenv, read)
+	if err != nil {
 		return Config{}, err
 	}
+	c, err := checkServe(fs, r)
+	if err != nil {
+		return Config{}, src.locate(err)
+	}
+	if src.file != nil {
+		c.Routes = src.file.routes
+	}
+	if _, err := route.NewTable(c.PublicPaths, c.Routes); err != nil {
+		return Config{}, src.locate(flagError("public-path", "%v", err))
+	}
+	src.settings = collectSettings(fs, src.from, &c)
+	c.source = src
+	return c, nil
+}
+
+// checkServe checks the flag values of fs and r, now set from every
+// source, into a Config.
+func checkServe(fs *pflag.FlagSet, r *rawFlags) (Config, error) {
 	c := r.cfg
 	secrets := []struct {
 		flag string
@@ -207,14 +248,8 @@ func parseServe(args []string, getenv environ, out io.Writer) (Config, error) {
 		return Config{}, flagError("mode", "%q: want redirect or 401", r.mode)
 	}
 	for _, p := range c.PublicPaths {
-		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "/auth") && (p == "/auth" || strings.HasPrefix(p, "/auth/")) {
-			return Config{}, flagError("public-path", "%q must start with / and lie outside /auth/", p)
-		}
-		if strings.ContainsAny(p, "?#\\;") {
-			return Config{}, flagError("public-path", "%q must be a plain path, without ?, #, \\ or ;", p)
-		}
-		if proxy.CleansWider(p) {
-			return Config{}, flagError("public-path", "%q is not a clean path (it reads as %q: no \"..\", \".\" or \"//\"); give that if you mean it", p, path.Clean(p))
+		if _, err := route.ParsePublicPath(p); err != nil {
+			return Config{}, flagError("public-path", "%v", err)
 		}
 	}
 	for _, l := range [][2]string{{"listen", c.Listen}, {"admin-listen", c.AdminListen}, {"http-listen", c.TLS.HTTPListen}} {
@@ -353,6 +388,11 @@ func checkMail(c *Config) error {
 	if c.MailTemplates != "" {
 		if st, err := os.Stat(c.MailTemplates); err != nil || !st.IsDir() {
 			return flagError("mail-templates", "%q is not a readable directory", c.MailTemplates)
+		}
+		// Parsed as the start will, so that `gatehouse config check` and
+		// a reload name a broken template before anything is opened.
+		if err := authflows.CheckTemplates(c.MailTemplates); err != nil {
+			return flagError("mail-templates", "%v", err)
 		}
 	}
 	switch c.SMTP.TLS {

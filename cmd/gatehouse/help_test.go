@@ -9,7 +9,7 @@ import (
 // exit 0, and a typo'd flag with "unknown flag …; see … --help" and exit 2.
 func TestHelpForEveryCommand(t *testing.T) {
 	var lines [][]string
-	lines = append(lines, []string{}, []string{"help"}, []string{"version"}, []string{"mail"}, []string{"mail", "show"})
+	lines = append(lines, []string{}, []string{"help"}, []string{"version"}, []string{"mail"}, []string{"mail", "show"}, []string{"config"}, []string{"config", "check"})
 	for group, cmds := range map[string][]cliCommand{"users": usersCommands, "sessions": sessionsCommands, "tokens": tokensCommands, "keys": keysCommands} {
 		lines = append(lines, []string{group})
 		for _, c := range cmds {

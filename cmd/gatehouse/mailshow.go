@@ -36,6 +36,7 @@ func runMail(args []string, stdout, stderr io.Writer, getenv environ) int {
 	fs.SetOutput(stdout)
 	fs.Usage = func() { fmt.Fprintf(stdout, "%s\n\nFlags:\n%s", usageLine, fs.FlagUsages()) }
 	dir := fs.String("mail-dir", "mail", "folder of .eml files that Gatehouse writes without --smtp-addr")
+	configFlag(fs, new(string), "the server's configuration file, for --mail-dir")
 	if err := parseFlags(fs, args[1:], "gatehouse mail show"); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -43,6 +44,9 @@ func runMail(args []string, stdout, stderr io.Writer, getenv environ) int {
 		return fail(err)
 	}
 	if err := applyEnv(fs, getenv); err != nil {
+		return fail(err)
+	}
+	if err := applyConfigFileTo(fs); err != nil {
 		return fail(err)
 	}
 	if fs.NArg() > 1 {

@@ -2,9 +2,11 @@
 // itself, checks the session cookie on every other request and forwards
 // signed-in requests to one upstream app with the user's identity in headers.
 //
-// This package only parses flags and wires the packages together:
-// cmd/gatehouse → proxy, proxy/web, proxy/policy, authflows, authflows/mail → storage,
-// storage/bolt, storage/postgres, storage/cache. Nothing imports it.
+// This package only parses flags (the command line, the environment and
+// the --config file) and wires the packages together: cmd/gatehouse →
+// proxy, proxy/web, proxy/policy, proxy/route, proxy/filewatch, authflows,
+// authflows/mail → storage, storage/bolt, storage/postgres, storage/cache.
+// Nothing imports it.
 package main
 
 import (
@@ -29,7 +31,7 @@ func main() {
 
 // commands are the words `gatehouse WORD` understands besides the server's
 // flags; an unknown word is suggested from them.
-var commands = []string{"users", "sessions", "tokens", "keys", "mail", "version", "help"}
+var commands = []string{"users", "sessions", "tokens", "keys", "mail", "config", "version", "help"}
 
 // run is main without the process: it returns the exit code (see exitCode).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv environ) int {
@@ -49,6 +51,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 			return runTokens(args[1:], stdin, stdout, stderr, getenv)
 		case "mail":
 			return runMail(args[1:], stdout, stderr, getenv)
+		case "config":
+			return runConfig(args[1:], stdout, stderr, getenv)
 		}
 	}
 	cfg, err := parseServe(args, getenv, stdout)
@@ -61,8 +65,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 	}
 	cfg.LogOutput = stderr
 	logger := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	reloadOnHangup := cfg.ConfigFile != ""
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals(reloadOnHangup)...)
 	defer stop()
+	hangups := make(chan os.Signal, 1)
+	if reloadOnHangup {
+		signal.Notify(hangups, syscall.SIGHUP) // from now on, not to stop the start
+		defer signal.Stop(hangups)
+	}
 	created := newStartPaths(cfg) // removed again if the start fails
 	srv, err := newServer(ctx, cfg, logger)
 	if err != nil {
@@ -77,6 +87,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv enviro
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
 		return 1
 	}
+	go func() {
+		for {
+			select {
+			case <-hangups:
+				srv.reload()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	if err := srv.serve(ctx, ls); err != nil {
 		fmt.Fprintf(stderr, "gatehouse: %v\n", err)
 		return 1
@@ -115,11 +135,12 @@ func newLogger(w io.Writer, format, level string) *slog.Logger {
 }
 
 // stopSignals end the server with a drain: SIGINT, SIGTERM, and SIGHUP (a
-// closed terminal, the end of a login session), unless the process was
+// closed terminal, the end of a login session), unless SIGHUP reloads the
+// configuration file (reloadOnHangup, with --config) or the process was
 // started with SIGHUP ignored (nohup), which asking for it would undo.
-func stopSignals() []os.Signal {
+func stopSignals(reloadOnHangup bool) []os.Signal {
 	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
+	if !reloadOnHangup && !signal.Ignored(syscall.SIGHUP) {
 		sigs = append(sigs, syscall.SIGHUP)
 	}
 	return sigs

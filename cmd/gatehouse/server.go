@@ -23,6 +23,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
+	"github.com/gatehouse-auth/gatehouse/proxy/route"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -38,6 +39,10 @@ type server struct {
 	admin    http.Handler
 	lastSeen *proxy.LastSeen
 	policy   *policy.Policy
+	// routes is the route table in force: the proxy's rules (Rules), which
+	// the reloader of the configuration file replaces (nil without one).
+	routes   *route.Live
+	reloader *reloader
 	keys     *assertion.Keys   // nil with --identity-assertion=false
 	issuer   *assertion.Issuer // nil with --identity-assertion=false
 	mailer   mailer
@@ -66,8 +71,45 @@ func newServer(ctx context.Context, cfg Config, logger *slog.Logger) (*server, e
 	return s, nil
 }
 
+// build makes every part of the server, in the order they need each other.
 func (s *server) build(ctx context.Context) error {
-	cfg := s.cfg
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	if err := s.buildRules(reg); err != nil {
+		return err
+	}
+	if err := s.openLogs(); err != nil {
+		return err
+	}
+	startWarnings(s.log, s.cfg)
+	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log, TouchEvery: proxy.TouchIntervalFor(s.cfg.SessionIdleTTL)}
+	// One session gate for the proxy, /auth/ and the check endpoints.
+	gate := &proxy.Gate{Sessions: s.store, CookieName: s.cfg.CookieName, IdleTTL: s.cfg.SessionIdleTTL, LastSeen: s.lastSeen}
+	if err := s.buildAuth(ctx, gate, reg); err != nil {
+		return err
+	}
+	assertions, err := s.buildAssertions(ctx, gate)
+	if err != nil {
+		return err
+	}
+	if err := s.buildProxy(gate, assertions, reg); err != nil {
+		return err
+	}
+	if s.tls, err = newTLS(ctx, s.cfg.TLS, s.cfg.BaseURL, s.log); err != nil {
+		return err
+	}
+	if s.tls != nil {
+		s.handler = hsts(s.handler)
+	}
+	s.admin = s.adminHandler(reg)
+	return nil
+}
+
+// registry is the Prometheus registry of /metrics with the process's own
+// metrics: Go, process, build info, store writes and cache.
+func (s *server) registry() (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -76,43 +118,72 @@ func (s *server) build(ctx context.Context) error {
 	buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	reg.MustRegister(buildInfo)
 	if err := s.writes.register(reg); err != nil {
-		return err
+		return nil, err
 	}
 	registerCacheMetrics(reg, s.store)
-	denier := web.Denier{Mode: cfg.Mode, BaseURL: cfg.BaseURL, AppName: cfg.AppName}
-	pol, err := policy.New(cfg.Policy, s.log)
+	return reg, nil
+}
+
+// buildRules makes what a reload of the configuration file replaces: the
+// access policy (its emails file watched) and the route table, with the
+// reloader of the file when there is one.
+func (s *server) buildRules(reg prometheus.Registerer) error {
+	pol, err := policy.New(s.cfg.Policy, s.log)
 	if err != nil {
 		return fmt.Errorf("access policy: %w", err)
 	}
 	s.policy = pol
-	var gatePolicy proxy.AccessPolicy // none when off: no call on the request path
-	if pol.On() {
-		gatePolicy = pol
-	}
-
-	logOut := cfg.LogOutput
-	if logOut == nil {
-		logOut = os.Stderr
-	}
-	if cfg.AccessLog {
-		s.accessLog = proxy.NewAccessLog(logOut, cfg.LogFormat == "json")
-	}
-	s.audit, s.closeAudit, err = openAuditLog(cfg.AuditLog, logOut, time.Now, func(err error) {
-		s.log.Error("write audit event", "err", err)
+	emailsOK := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gatehouse_emails_file_reload_success",
+		Help: "0 while a change of --allow-emails-file that cannot be read or parsed leaves the last good list in force, else 1.",
+	}, func() float64 {
+		if _, ok := pol.EmailsFileStatus(); !ok {
+			return 0
+		}
+		return 1
 	})
+	if err := reg.Register(emailsOK); err != nil {
+		return err
+	}
+	table, err := route.NewTable(s.cfg.PublicPaths, s.cfg.Routes)
 	if err != nil {
 		return err
 	}
-
-	warnNewcomerTraps(s.log, cfg)
-	if len(cfg.ForwardAuthTrusted) > 0 && len(cfg.TrustedProxies) == 0 {
-		// Behind a front proxy every /auth/ request comes from its address:
-		// the per-client limits would be one bucket for every client.
-		s.log.Warn("--forward-auth-trusted without --trusted-proxies: requests through the front proxy all count as its address for the per-client limits (sign-in, forgot); give --trusted-proxies the proxy's address and have it send X-Forwarded-For")
+	s.routes = &route.Live{}
+	s.routes.Store(table)
+	if s.cfg.ConfigFile == "" || s.cfg.source == nil || s.cfg.source.file == nil {
+		return nil
 	}
-	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log, TouchEvery: proxy.TouchIntervalFor(cfg.SessionIdleTTL)}
-	// One session gate for the proxy, /auth/ and the check endpoints.
-	gate := &proxy.Gate{Sessions: s.store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, LastSeen: s.lastSeen}
+	s.reloader = newReloader(s.cfg, s.routes, pol, s.log, time.Now)
+	return s.reloader.register(reg)
+}
+
+// openLogs opens the access log and the audit trail.
+func (s *server) openLogs() error {
+	logOut := s.cfg.LogOutput
+	if logOut == nil {
+		logOut = os.Stderr
+	}
+	if s.cfg.AccessLog {
+		s.accessLog = proxy.NewAccessLog(logOut, s.cfg.LogFormat == "json")
+	}
+	var err error
+	s.audit, s.closeAudit, err = openAuditLog(s.cfg.AuditLog, logOut, time.Now, func(err error) {
+		s.log.Error("write audit event", "err", err)
+	})
+	return err
+}
+
+// denier answers requests refused by the gate or the policy, per --mode.
+func (s *server) denier() web.Denier {
+	return web.Denier{Mode: s.cfg.Mode, BaseURL: s.cfg.BaseURL, AppName: s.cfg.AppName}
+}
+
+// buildAuth makes the /auth/ handlers, the admin API of --admin-socket and
+// the mailer.
+func (s *server) buildAuth(ctx context.Context, gate *proxy.Gate, reg prometheus.Registerer) error {
+	cfg := s.cfg
+	hash := authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
 	auth, err := authflows.NewContext(ctx, authflows.Config{
 		BaseURL:              cfg.BaseURL,
 		CookieName:           cfg.CookieName,
@@ -125,9 +196,9 @@ func (s *server) build(ctx context.Context) error {
 		HSTS:                 cfg.TLS.Enabled(),
 		CookieDomain:         cfg.CookieDomain,
 		AllowedRedirectHosts: cfg.AllowedRedirectHosts,
-		Hash:                 authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
+		Hash:                 hash,
 		Providers:            providerConfigs(cfg),
-		Policy:               pol,
+		Policy:               s.policy,
 		OpenSignup:           cfg.OpenSignup,
 		MailTemplates:        cfg.MailTemplates,
 		TemplatesDir:         cfg.TemplatesDir,
@@ -135,7 +206,7 @@ func (s *server) build(ctx context.Context) error {
 		WakeMailer:           func() { s.mailer.Wake() }, // s.mailer is built below, before any request
 		Store:                s.store,
 		Gate:                 gate,
-		Denier:               denier,
+		Denier:               s.denier(),
 		ClientIP:             cfg.TrustedProxies.ClientIP,
 		Logger:               s.log,
 		Registerer:           reg,
@@ -149,32 +220,48 @@ func (s *server) build(ctx context.Context) error {
 	s.adminAPI = admin.NewHandler(&admin.Service{
 		Store: s.store,
 		HashPassword: func(ctx context.Context, password, email string) (string, error) {
-			hp := authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
-			return authflows.NewPasswordHash(ctx, hp, password, email, cfg.PasswordMinLength, authflows.AppNames(cfg.AppName, cfg.BaseURL)...)
+			return authflows.NewPasswordHash(ctx, hash, password, email, cfg.PasswordMinLength, authflows.AppNames(cfg.AppName, cfg.BaseURL)...)
 		},
 		Audit:      s.audit,
 		Logger:     s.log,
 		WakeMailer: func() { s.mailer.Wake() },
-		RotateKey:  s.rotateKey, // s.keys is set below, before any request
+		RotateKey:  s.rotateKey, // s.keys is set by buildAssertions, before any request
 	}, s.log)
-	if s.mailer, err = newMailer(cfg, s.store, auth.PrepareMail, s.log); err != nil {
-		return err
+	s.mailer, err = newMailer(cfg, s.store, auth.PrepareMail, s.log)
+	return err
+}
+
+// buildAssertions makes the signing keys and the issuer of the identity
+// assertion; nil with --identity-assertion=false.
+func (s *server) buildAssertions(ctx context.Context, gate *proxy.Gate) (proxy.Assertions, error) {
+	if !s.cfg.IdentityAssertion {
+		return nil, nil
 	}
-	var assertions proxy.Assertions
-	if cfg.IdentityAssertion {
-		if s.keys, err = assertion.NewKeys(ctx, s.store, nil, s.log); err != nil {
-			return err
-		}
-		s.issuer, err = assertion.New(assertion.Config{Keys: s.keys, Issuer: cfg.BaseURL.String(), Audience: cfg.AssertionAudience, TTL: cfg.AssertionTTL})
-		if err != nil {
-			return err
-		}
-		gate.Gone = s.issuer.Drop // a revoked session's token goes with it
-		assertions = s.issuer
+	var err error
+	if s.keys, err = assertion.NewKeys(ctx, s.store, nil, s.log); err != nil {
+		return nil, err
+	}
+	s.issuer, err = assertion.New(assertion.Config{Keys: s.keys, Issuer: s.cfg.BaseURL.String(), Audience: s.cfg.AssertionAudience, TTL: s.cfg.AssertionTTL})
+	if err != nil {
+		return nil, err
+	}
+	gate.Gone = s.issuer.Drop // a revoked session's token goes with it
+	return s.issuer, nil
+}
+
+// buildProxy makes the request path: the proxy with the auth flows behind
+// it and the forward-auth check endpoints.
+func (s *server) buildProxy(gate *proxy.Gate, assertions proxy.Assertions, reg prometheus.Registerer) error {
+	cfg := s.cfg
+	// The policy is checked on the request path only when it can be on:
+	// off and without a configuration file to turn it on, no call at all.
+	var gatePolicy proxy.AccessPolicy
+	if s.policy.On() || s.reloader != nil {
+		gatePolicy = s.policy
 	}
 	p, err := proxy.New(proxy.Config{
 		Upstream:   cfg.Upstream,
-		Auth:       withJWKS(auth, s.keys),
+		Auth:       withJWKS(s.auth, s.keys),
 		Gate:       gate,
 		Policy:     gatePolicy,
 		Assertions: assertions,
@@ -184,7 +271,7 @@ func (s *server) build(ctx context.Context) error {
 		CookieName:         cfg.CookieName,
 		OwnCookies:         ownCookies(cfg),
 		PublicPaths:        cfg.PublicPaths,
-		Denier:             denier,
+		Denier:             s.denier(),
 		TrustedProxies:     cfg.TrustedProxies,
 		IdleTTL:            cfg.SessionIdleTTL,
 		TLS:                cfg.TLS.Enabled(),
@@ -197,14 +284,15 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	s.handler = p
-	if s.tls, err = newTLS(ctx, cfg.TLS, cfg.BaseURL, s.log); err != nil {
-		return err
-	}
-	if s.tls != nil {
-		s.handler = hsts(p)
-	}
-	s.admin = s.adminHandler(reg)
 	return nil
+}
+
+// reload reads the configuration file again and applies it, as SIGHUP
+// does; without --config it does nothing.
+func (s *server) reload() {
+	if s.reloader != nil {
+		s.reloader.Kick()
+	}
 }
 
 // rotateKey is `gatehouse keys rotate` through the admin socket: the new
@@ -271,19 +359,35 @@ func (s *server) adminHandler(reg *prometheus.Registry) http.Handler {
 			http.Error(w, "store unavailable\n", http.StatusServiceUnavailable)
 			return
 		}
-		// Failing writes do not flip readiness (see writeHealth); they are
-		// said here, for the operator.
-		if status := s.writes.status(); status != "" {
-			_, _ = w.Write([]byte("ready; " + status + "\n"))
-			return
+		// Failing writes and a configuration or emails file that could not
+		// be reloaded do not flip readiness (see writeHealth; the last good
+		// rules stay in force); they are said here, for the operator.
+		body := "ready"
+		for _, note := range s.readyNotes() {
+			body += "; " + note
 		}
-		_, _ = w.Write([]byte("ready\n"))
+		_, _ = w.Write([]byte(body + "\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	if s.keys != nil {
 		mux.Handle("GET /jwks.json", s.keys)
 	}
 	return mux
+}
+
+// readyNotes are what /readyz says besides "ready": failing writes, and a
+// configuration or emails file whose last change is not in force.
+func (s *server) readyNotes() []string {
+	var notes []string
+	for _, note := range []string{s.writes.status(), s.reloader.status()} {
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	if file, ok := s.policy.EmailsFileStatus(); !ok {
+		notes = append(notes, fmt.Sprintf("emails file %s not reloaded (see the log); the last good list is in force", file))
+	}
+	return notes
 }
 
 // listeners are the open ports of a server.
@@ -346,6 +450,9 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	loopFuncs := []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep, s.policy.Run}
+	if s.reloader != nil {
+		loopFuncs = append(loopFuncs, s.reloader.Run) // the configuration file
+	}
 	if s.keys != nil {
 		loopFuncs = append(loopFuncs, s.keys.Run) // rotation on schedule
 	}
@@ -526,6 +633,17 @@ func ownCookies(cfg Config) []string {
 		return nil
 	}
 	return []string{authflows.TransactionCookieName(true)}
+}
+
+// startWarnings logs the configurations that start but cannot work as
+// meant, each with what to do (at a start and in `gatehouse config check`).
+func startWarnings(log *slog.Logger, cfg Config) {
+	warnNewcomerTraps(log, cfg)
+	if len(cfg.ForwardAuthTrusted) > 0 && len(cfg.TrustedProxies) == 0 {
+		// Behind a front proxy every /auth/ request comes from its address:
+		// the per-client limits would be one bucket for every client.
+		log.Warn("--forward-auth-trusted without --trusted-proxies: requests through the front proxy all count as its address for the per-client limits (sign-in, forgot); give --trusted-proxies the proxy's address and have it send X-Forwarded-For")
+	}
 }
 
 // warnNewcomerTraps logs the configurations that start but cannot work

@@ -18,15 +18,22 @@ const (
 	exitUsage   = 2
 )
 
-// usageError marks a mistake in the command line or the environment.
-type usageError struct{ err error }
+// usageError marks a mistake in the command line, the environment or the
+// configuration file.
+type usageError struct {
+	err error
+	// flag and problem, for a bad flag value (flagError): the flag's name
+	// and what is wrong with its value, so that a value from the
+	// configuration file can be reported at its line instead.
+	flag, problem string
+}
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 // usageErrorf is a usage error with a formatted one-line message.
 func usageErrorf(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return usageError{err: fmt.Errorf(format, args...)}
 }
 
 // exitCode is the process exit code for err.

@@ -171,6 +171,7 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 	o := &cliOptions{stderr: stderr}
 	dbFlag(fs, &o.db)
 	adminFlags(fs, &o.socket, &o.auditLog)
+	configFlag(fs, new(string), "the server's configuration file, for --db, --db-file, --admin-socket and --audit-log")
 	if cmd.needsEmail {
 		fs.StringVar(&o.email, "email", "", "email of the user (or give it as the argument)")
 	}
@@ -186,6 +187,10 @@ func runCLI(group string, cmds []cliCommand, args []string, stdin io.Reader, std
 		return exitUsage
 	}
 	if err := applyEnv(fs, getenv); err != nil {
+		fmt.Fprintf(stderr, "gatehouse %s: %v\n", group, err)
+		return exitUsage
+	}
+	if err := applyConfigFileTo(fs); err != nil {
 		fmt.Fprintf(stderr, "gatehouse %s: %v\n", group, err)
 		return exitUsage
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -88,78 +87,55 @@ func clipLine(s string) string {
 // applies within this time plus the read (the contract allows 5 s).
 const RefreshInterval = time.Second
 
-// fileState is what tells the watcher that the emails file changed.
-type fileState struct {
-	info os.FileInfo
-}
-
-func (s fileState) same(fi os.FileInfo) bool {
-	return s.info != nil && os.SameFile(s.info, fi) && s.info.ModTime().Equal(fi.ModTime()) && s.info.Size() == fi.Size()
-}
-
-// recentlyModified is how long after its modification time a file is read
-// again at every look even when it looks unchanged: a rewrite within the
-// file system's timestamp granularity that keeps the size would otherwise
-// go unseen. The content's hash tells whether it really changed.
-const recentlyModified = 3 * time.Second
-
 // Refresh re-reads the emails file when it changed since the last look
 // (another file at the path, another modification time or size, or other
 // contents while it was modified moments ago). A file that cannot be read
-// or has a bad line leaves the last good list in force and logs one error
-// per change, not one per look (AP1). A file that changed while it was
-// read is left for the next look, so a torn list is never in force.
+// or has a bad line leaves the last good list in force, logs one error per
+// change (not one per look) and shows in EmailsFileStatus (AP1). A file
+// that changed while it was read is left for the next look, so a torn list
+// is never in force.
 func (p *Policy) Refresh() {
-	if p == nil || p.emailsFile == "" {
+	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fi, err := os.Stat(p.emailsFile)
+	rs := p.rules.Load()
+	if p.watch == nil || rs == nil {
+		return
+	}
+	data, err := p.watch.Look()
+	defer func() { p.emailsBad.Store(p.watch.Failing() || p.emailsBroken) }()
 	if err != nil {
-		p.readFailed(err)
+		p.log.Error("emails file unreadable; keeping the last good list", "file", rs.emailsFile, "err", err)
 		return
 	}
-	if p.seen.same(fi) && !p.failing && time.Since(fi.ModTime()) > recentlyModified {
+	if data == nil {
+		return // unchanged (or still unreadable, already said)
+	}
+	set, err := parseEmails(rs.emailsFile, data)
+	if p.emailsBroken = err != nil; err != nil {
+		p.log.Error("emails file not reloaded; keeping the last good list", "file", rs.emailsFile, "err", err)
 		return
 	}
-	data, err := p.read(p.emailsFile)
-	if err != nil {
-		p.readFailed(err)
-		return
-	}
-	if after, err := os.Stat(p.emailsFile); err != nil || !(fileState{info: fi}).same(after) || after.Size() != int64(len(data)) {
-		// Written or swapped while being read: a torn list is never put
-		// in force; the next look reads it again.
-		return
-	}
-	p.failing = false
-	p.seen = fileState{info: fi}
-	sum := sha256.Sum256(data)
-	if sum == p.tried {
-		return // as at the last look: already loaded, or already reported
-	}
-	p.tried = sum
-	set, err := parseEmails(p.emailsFile, data)
-	if err != nil {
-		p.log.Error("emails file not reloaded; keeping the last good list", "file", p.emailsFile, "err", err)
-		return
-	}
-	p.emails.Store(&set)
-	p.log.Info("emails file reloaded", "file", p.emailsFile, "addresses", len(set))
+	rs.emails.Store(&set)
+	p.log.Info("emails file reloaded", "file", rs.emailsFile, "addresses", len(set))
 }
 
-// readFailed logs a file that cannot be read, once until it can be again.
-func (p *Policy) readFailed(err error) {
-	if !p.failing {
-		p.failing = true
-		p.log.Error("emails file unreadable; keeping the last good list", "file", p.emailsFile, "err", err)
+// EmailsFileStatus names the emails file in force ("" for none) and
+// reports whether its last change was put in force: false while a change
+// that cannot be read or parsed keeps the last good list in force.
+func (p *Policy) EmailsFileStatus() (file string, ok bool) {
+	rs := p.current()
+	if rs == nil {
+		return "", true
 	}
+	return rs.emailsFile, !p.emailsBad.Load()
 }
 
 // Run calls Refresh every RefreshInterval until ctx ends.
 func (p *Policy) Run(ctx context.Context) error {
-	if p == nil || p.emailsFile == "" {
+	if p == nil {
 		<-ctx.Done()
 		return nil
 	}

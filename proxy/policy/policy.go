@@ -5,18 +5,24 @@
 // memory (the emails file is loaded and re-read on change by Refresh) and
 // the session record the gate already has (AP2).
 //
-// Dependencies: policy imports only the standard library. proxy (the
-// request gate) and authflows (every sign-in) call it.
+// Update replaces the rules as a whole while running (a reload of the
+// configuration file); the emails file is re-read by Refresh when it
+// changes.
+//
+// Dependencies: policy imports the standard library and proxy/filewatch.
+// proxy (the request gate), proxy/route (group names), authflows (every
+// sign-in) and cmd/gatehouse call it.
 package policy
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/filewatch"
 )
 
 // Group prefixes in X-Forwarded-Groups and Session.Groups.
@@ -26,9 +32,29 @@ const (
 	OIDCPrefix   = "oidc:"
 )
 
-// Policy is a checked rule set. The zero of *Policy (nil) is "no policy":
-// everyone not disabled passes. It is safe for concurrent use.
+// Policy is the access rules in force. The zero of *Policy (nil) is "no
+// policy": everyone not disabled passes. It is safe for concurrent use;
+// Update replaces the rules as a whole, and the request path reads them
+// without a lock.
 type Policy struct {
+	rules atomic.Pointer[ruleSet]
+	log   *slog.Logger
+	// read reads the emails file (readCapped; a test seam to write the file
+	// while it is being read).
+	read func(path string) ([]byte, error)
+
+	mu sync.Mutex // serializes Refresh and Update; guards the fields below
+	// watch follows the emails file of the rules in force (nil: none).
+	watch *filewatch.Watch
+	// emailsBroken: the emails file's contents last read have a bad line.
+	emailsBroken bool
+	// emailsBad: the emails file's last change could not be read or
+	// parsed; the last good list is in force. Read by EmailsFileStatus.
+	emailsBad atomic.Bool
+}
+
+// ruleSet is one checked, immutable rule set.
+type ruleSet struct {
 	on            bool
 	exactDomains  map[string]struct{} // "corp.com"
 	suffixDomains []string            // "corp.com" of ".corp.com": itself and subdomains
@@ -37,16 +63,9 @@ type Policy struct {
 	allowed map[string]struct{}
 
 	emailsFile string
-	// read reads the emails file (readCapped; a test seam to write the file
-	// while it is being read).
-	read   func(path string) ([]byte, error)
-	emails atomic.Pointer[emailSet]
-	log    *slog.Logger
-
-	mu      sync.Mutex // serializes Refresh; guards the fields below
-	seen    fileState  // the file as last read
-	tried   [32]byte   // SHA-256 of the contents last parsed, good or bad
-	failing bool       // the file could not be read at the last look
+	// emails is the emails file's list in force; successive rule sets of
+	// the same file share it, so that a reload of the file reaches them.
+	emails *atomic.Pointer[emailSet]
 }
 
 // New checks rules and builds the Policy, loading the emails file: a bad
@@ -56,13 +75,62 @@ func New(rules Rules, logger *slog.Logger) (*Policy, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Policy{
+	p := &Policy{log: logger, read: readCapped}
+	if err := p.Update(rules); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Update checks rules and puts them in force for the next request and
+// sign-in, as one change: a bad value, or an emails file (when it names
+// another file than the rules in force) that cannot be read or has a bad
+// line, is an error and changes nothing.
+func (p *Policy) Update(rules Rules) error {
+	rs, err := compile(rules)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old := p.rules.Load(); old != nil && old.emailsFile == rules.EmailsFile {
+		rs.emails = old.emails
+		p.rules.Store(rs)
+		return nil
+	}
+	var watch *filewatch.Watch
+	if rs.emailsFile != "" {
+		fi, err := os.Stat(rs.emailsFile)
+		if err != nil {
+			return err
+		}
+		data, err := p.read(rs.emailsFile)
+		if err != nil {
+			return err
+		}
+		set, err := parseEmails(rs.emailsFile, data)
+		if err != nil {
+			return err
+		}
+		rs.emails.Store(&set)
+		// A change after the Stat is read again by Refresh.
+		watch = filewatch.New(rs.emailsFile, func(path string) ([]byte, error) { return p.read(path) }, nil)
+		watch.Prime(fi, data)
+	}
+	p.watch, p.emailsBroken = watch, false
+	p.emailsBad.Store(false)
+	p.rules.Store(rs)
+	return nil
+}
+
+// compile checks rules into a ruleSet, its emails list still empty.
+func compile(rules Rules) (*ruleSet, error) {
+	rs := &ruleSet{
 		on:           rules.On(),
 		exactDomains: map[string]struct{}{},
 		allowed:      map[string]struct{}{},
 		emailsFile:   rules.EmailsFile,
-		read:         readCapped,
-		log:          logger,
+		emails:       new(atomic.Pointer[emailSet]),
 	}
 	for _, d := range rules.EmailDomains {
 		d, err := ParseEmailDomain(d)
@@ -70,9 +138,9 @@ func New(rules Rules, logger *slog.Logger) (*Policy, error) {
 			return nil, fmt.Errorf("email domain %w", err)
 		}
 		if name, ok := strings.CutPrefix(d, "."); ok {
-			p.suffixDomains = append(p.suffixDomains, name)
+			rs.suffixDomains = append(rs.suffixDomains, name)
 		} else {
-			p.exactDomains[d] = struct{}{}
+			rs.exactDomains[d] = struct{}{}
 		}
 	}
 	groups := []struct {
@@ -91,30 +159,25 @@ func New(rules Rules, logger *slog.Logger) (*Policy, error) {
 			if err != nil {
 				return nil, err
 			}
-			p.allowed[g.prefix+v] = struct{}{}
+			rs.allowed[g.prefix+v] = struct{}{}
 		}
 	}
-	if p.emailsFile != "" {
-		fi, err := os.Stat(p.emailsFile)
-		if err != nil {
-			return nil, err
-		}
-		data, err := readCapped(p.emailsFile)
-		if err != nil {
-			return nil, err
-		}
-		set, err := parseEmails(p.emailsFile, data)
-		if err != nil {
-			return nil, err
-		}
-		p.emails.Store(&set)
-		p.seen, p.tried = fileState{info: fi}, sha256.Sum256(data) // a change after the Stat is read again by Refresh
+	return rs, nil
+}
+
+// current is the rule set in force; nil for the nil Policy.
+func (p *Policy) current() *ruleSet {
+	if p == nil {
+		return nil
 	}
-	return p, nil
+	return p.rules.Load()
 }
 
 // On reports whether the policy is on (any rule set).
-func (p *Policy) On() bool { return p != nil && p.on }
+func (p *Policy) On() bool {
+	rs := p.current()
+	return rs != nil && rs.on
+}
 
 // Passes is the decision: a disabled user never passes; with the policy
 // off everyone else does; with it on, the email (normalized; "" when not
@@ -125,27 +188,28 @@ func (p *Policy) Passes(email string, disabled bool, groups string) bool {
 	if disabled {
 		return false
 	}
-	if !p.On() {
+	rs := p.current()
+	if rs == nil || !rs.on {
 		return true
 	}
-	return p.emailPasses(email) || p.groupsPass(groups)
+	return rs.emailPasses(email) || rs.groupsPass(groups)
 }
 
-func (p *Policy) emailPasses(email string) bool {
+func (rs *ruleSet) emailPasses(email string) bool {
 	at := strings.LastIndexByte(email, '@')
 	if at <= 0 || at == len(email)-1 {
 		return false
 	}
 	domain := email[at+1:]
-	if _, ok := p.exactDomains[domain]; ok {
+	if _, ok := rs.exactDomains[domain]; ok {
 		return true
 	}
-	for _, suffix := range p.suffixDomains {
+	for _, suffix := range rs.suffixDomains {
 		if domain == suffix || len(domain) > len(suffix) && domain[len(domain)-len(suffix)-1] == '.' && domain[len(domain)-len(suffix):] == suffix {
 			return true
 		}
 	}
-	if set := p.emails.Load(); set != nil {
+	if set := rs.emails.Load(); set != nil {
 		if _, ok := (*set)[email]; ok {
 			return true
 		}
@@ -153,11 +217,11 @@ func (p *Policy) emailPasses(email string) bool {
 	return false
 }
 
-func (p *Policy) groupsPass(groups string) bool {
+func (rs *ruleSet) groupsPass(groups string) bool {
 	for groups != "" {
 		var g string
 		g, groups, _ = strings.Cut(groups, ",")
-		if _, ok := p.allowed[g]; ok {
+		if _, ok := rs.allowed[g]; ok {
 			return true
 		}
 	}
@@ -179,10 +243,11 @@ func (p *Policy) Earned(reported []string) string {
 			}
 		case strings.HasPrefix(g, GitHubPrefix), strings.HasPrefix(g, GooglePrefix):
 			g = strings.ToLower(g)
-			if p == nil {
+			rs := p.current()
+			if rs == nil {
 				continue
 			}
-			if _, ok := p.allowed[g]; !ok {
+			if _, ok := rs.allowed[g]; !ok {
 				continue
 			}
 		default:
