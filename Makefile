@@ -4,7 +4,11 @@ GO       ?= go
 BIN      ?= bin
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
-UPSTREAM ?=
+# `make run`'s addresses, see there.
+UPSTREAM      ?=
+PORT          ?= 8080
+UPSTREAM_PORT ?= 3000
+ADMIN_PORT    ?= 9090
 # `make image`: the container image as an OCI layout, see README.md.
 IMAGE     ?= ghcr.io/gatehouse-auth/gatehouse
 PLATFORMS ?= linux/amd64 linux/arm64
@@ -20,10 +24,13 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gatehouse ./cmd/gatehouse
 	$(GO) build -o $(BIN)/demo-upstream ./examples/demo-upstream
 
+# make run [PORT=8080] [UPSTREAM_PORT=3000] [ADMIN_PORT=9090] [UPSTREAM=http://…]
 # Gatehouse on its embedded defaults: bbolt file gatehouse.db, mail written to
-# ./mail, and the demo upstream on 127.0.0.1:3000 unless UPSTREAM is given.
+# ./mail, listening on 127.0.0.1:PORT, /healthz, /readyz and /metrics on
+# 127.0.0.1:ADMIN_PORT, and the demo upstream on 127.0.0.1:UPSTREAM_PORT
+# unless UPSTREAM is given. Set the ports when another program holds them.
 run: build
-	@BIN=$(BIN) UPSTREAM=$(UPSTREAM) ./.ci/make-run
+	@BIN=$(BIN) UPSTREAM=$(UPSTREAM) PORT=$(PORT) UPSTREAM_PORT=$(UPSTREAM_PORT) ADMIN_PORT=$(ADMIN_PORT) ./.ci/make-run
 
 # `go test ./...` runs the unit tests, which need no test-only module. The
 # integration suites sit behind the build tag "integration" so that they do
