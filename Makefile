@@ -39,19 +39,29 @@ run: build
 # systemd and walkthrough checks in deploy/ (k8s.io). `make test` runs all
 # three in parallel, with the race detector except in deploy/, whose tests
 # only decode files and run the gatehouse binary in a child process.
+# Each suite's output comes whole when it ends (--output-sync), minutes
+# later on a busy machine; a line of its own target says at once that it
+# started.
 INTEGRATION_TESTS := ^(TestBrowser|TestTLSACME)
 
 test:
 	@$(MAKE) --no-print-directory -j3 --output-sync=target test-unit test-integration test-deploy
 
-test-unit:
+test-unit: started-test-unit
 	$(GO) test -race -count=1 -timeout 9m ./...
 
-test-integration:
+test-integration: started-test-integration
 	$(GO) test -race -count=1 -timeout 9m -tags integration -run '$(INTEGRATION_TESTS)' ./cmd/gatehouse/
 
-test-deploy:
+test-deploy: started-test-deploy
 	$(GO) test -count=1 -timeout 9m -tags integration ./deploy/
+
+SUITE_test-unit        := unit tests (race), every package
+SUITE_test-integration := integration: browser + ACME (race), cmd/gatehouse
+SUITE_test-deploy      := deploy checks: manifests, Dockerfile, systemd, walkthroughs
+.PHONY: started-test-unit started-test-integration started-test-deploy
+started-test-unit started-test-integration started-test-deploy:
+	@echo "$(SUITE_$(@:started-%=%)) … (output when it ends)"
 
 # Micro-benchmarks (-benchmem) and the side-by-side load report
 # (upstream direct, bare httputil.ReverseProxy, Gatehouse), with the CPU

@@ -28,6 +28,13 @@ func TestMakeTestSaysWhatRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("make", "--no-print-directory", "-C", "../..", "test", "GO="+fakeGo)
+	// Not a part of the make that may run this test (its jobserver, its
+	// flags): a make of its own, as from a terminal.
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); name != "MAKEFLAGS" && name != "MFLAGS" && name != "MAKELEVEL" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
