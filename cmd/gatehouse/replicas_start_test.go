@@ -5,7 +5,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +120,36 @@ func TestServerStoreSweepsOneReplicaAtATime(t *testing.T) {
 	})
 	if err != nil || !ran {
 		t.Fatalf("first sweep: ran %v, err %v", ran, err)
+	}
+}
+
+// Replicas started at the same moment on an empty database all start: one
+// of them migrates the schema and makes the first signing key, the others
+// wait for it and use that key; none dies reading or adding keys. Five
+// rounds, each on a fresh database, give the race its chances.
+func TestReplicasStartTogetherOnAnEmptyDatabase(t *testing.T) {
+	bin := builds.Binary(t, ".")
+	up, _ := echoUpstream(t)
+	for round := range 5 {
+		t.Run(fmt.Sprint("round ", round+1), func(t *testing.T) {
+			db := pg.NewDatabase(t)
+			rs := startReplicas(t, bin, db, up.URL, 5)
+			// One key for all: each publishes the same single first key.
+			var first string
+			for i, r := range rs {
+				code, _, body := do(t, http.DefaultClient, "GET", r.URL+"/auth/.well-known/jwks.json", "", "")
+				if code != http.StatusOK {
+					t.Fatalf("replica %d: JWKS %d", i, code)
+				}
+				if n := strings.Count(body, `"kid"`); n != 1 {
+					t.Errorf("replica %d publishes %d keys, want the one first key: %s", i, n, body)
+				}
+				if i == 0 {
+					first = body
+				} else if body != first {
+					t.Errorf("replica %d publishes %s, replica 0 %s: the replicas sign with different keys", i, body, first)
+				}
+			}
+		})
 	}
 }
