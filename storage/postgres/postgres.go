@@ -36,9 +36,10 @@ var migrationFiles embed.FS
 // binary does not know its layout and refuses to use it.
 var ErrSchemaTooNew = errors.New("storage/postgres: database schema is newer than this binary")
 
-// migrationLockKey is the advisory lock that serializes migrations of
-// processes starting together ("gatehous" in ASCII).
-const migrationLockKey = 0x6761746568617573
+// MigrationLockKey is the session advisory lock that serializes the
+// migrations of processes starting together ("gatehous" in ASCII): a
+// process holding it is migrating.
+const MigrationLockKey int64 = 0x6761746568617573
 
 // DefaultConnectTimeout bounds Open's first connection when Options.ConnectTimeout is zero.
 const DefaultConnectTimeout = 10 * time.Second
@@ -147,11 +148,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("storage/postgres: connect: %w", err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockKey)); err != nil {
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", MigrationLockKey); err != nil {
 		return fmt.Errorf("storage/postgres: migration lock: %w", err)
 	}
 	defer func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrationLockKey))
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", MigrationLockKey)
 	}()
 	_, err = conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS gatehouse_schema (
 		version    integer PRIMARY KEY,
