@@ -4,7 +4,11 @@ GO       ?= go
 BIN      ?= bin
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
-UPSTREAM ?=
+# `make run`'s addresses, see there.
+UPSTREAM      ?=
+PORT          ?= 8080
+UPSTREAM_PORT ?= 3000
+ADMIN_PORT    ?= 9090
 # `make image`: the container image as an OCI layout, see docs/hosting.md.
 IMAGE     ?= ghcr.io/gatehouse-auth/gatehouse
 PLATFORMS ?= linux/amd64 linux/arm64
@@ -20,10 +24,13 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gatehouse ./cmd/gatehouse
 	$(GO) build -o $(BIN)/demo-upstream ./examples/demo-upstream
 
+# make run [PORT=8080] [UPSTREAM_PORT=3000] [ADMIN_PORT=9090] [UPSTREAM=http://…]
 # Gatehouse on its embedded defaults: bbolt file gatehouse.db, mail written to
-# ./mail, and the demo upstream on 127.0.0.1:3000 unless UPSTREAM is given.
+# ./mail, listening on 127.0.0.1:PORT, /healthz, /readyz and /metrics on
+# 127.0.0.1:ADMIN_PORT, and the demo upstream on 127.0.0.1:UPSTREAM_PORT
+# unless UPSTREAM is given. Set the ports when another program holds them.
 run: build
-	@BIN=$(BIN) UPSTREAM=$(UPSTREAM) ./.ci/make-run
+	@BIN=$(BIN) UPSTREAM=$(UPSTREAM) PORT=$(PORT) UPSTREAM_PORT=$(UPSTREAM_PORT) ADMIN_PORT=$(ADMIN_PORT) ./.ci/make-run
 
 # `go test ./...` runs the unit tests, which need no test-only module. The
 # integration suites sit behind the build tag "integration" so that they do
@@ -32,19 +39,29 @@ run: build
 # systemd and walkthrough checks in deploy/ (k8s.io). `make test` runs all
 # three in parallel, with the race detector except in deploy/, whose tests
 # only decode files and run the gatehouse binary in a child process.
+# Each suite's output comes whole when it ends (--output-sync), minutes
+# later on a busy machine; a line of its own target says at once that it
+# started.
 INTEGRATION_TESTS := ^(TestBrowser|TestTLSACME)
 
 test:
 	@$(MAKE) --no-print-directory -j3 --output-sync=target test-unit test-integration test-deploy
 
-test-unit:
+test-unit: started-test-unit
 	$(GO) test -race -count=1 -timeout 9m ./...
 
-test-integration:
+test-integration: started-test-integration
 	$(GO) test -race -count=1 -timeout 9m -tags integration -run '$(INTEGRATION_TESTS)' ./cmd/gatehouse/
 
-test-deploy:
+test-deploy: started-test-deploy
 	$(GO) test -count=1 -timeout 9m -tags integration ./deploy/
+
+SUITE_test-unit        := unit tests (race), every package
+SUITE_test-integration := integration: browser + ACME (race), cmd/gatehouse
+SUITE_test-deploy      := deploy checks: manifests, Dockerfile, systemd, walkthroughs
+.PHONY: started-test-unit started-test-integration started-test-deploy
+started-test-unit started-test-integration started-test-deploy:
+	@echo "$(SUITE_$(@:started-%=%)) … (output when it ends)"
 
 # Micro-benchmarks (-benchmem) and the side-by-side load report
 # (upstream direct, bare httputil.ReverseProxy, Gatehouse), with the CPU

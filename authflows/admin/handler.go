@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 // maxRequestBody caps an admin request body.
@@ -158,7 +160,8 @@ func checkMembers(body []byte, v any) error {
 }
 
 // answer writes v, or err as a problem object: an *Error with its code and
-// message, anything else as 500 without details (they are logged).
+// message, anything else as 500 saying what failed (the disk is full, the
+// database is unavailable) but not how (paths, SQL: they are logged).
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
 	var refusal *Error
 	switch {
@@ -170,8 +173,23 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, status int, v a
 		if h.log != nil {
 			h.log.ErrorContext(r.Context(), "admin request failed", "path", r.URL.Path, "err", err)
 		}
-		writeJSON(w, http.StatusInternalServerError, &Error{Code: "internal", Message: "internal error (see the server log)"})
+		writeJSON(w, http.StatusInternalServerError, &Error{Code: "internal", Message: failureMessage(err) + " (see the server log)"})
 	}
+}
+
+// failureMessage says what failed, in the terms of storage.FailureClass.
+func failureMessage(err error) string {
+	switch storage.FailureClass(err) {
+	case storage.FailureDiskFull:
+		return "the database could not be written: no space left on device"
+	case storage.FailureReadOnly:
+		return "the database could not be written: read-only, or not writable by the server"
+	case storage.FailureIO:
+		return "the database could not be read or written: I/O error"
+	case storage.FailureUnavailable:
+		return "the database is unavailable"
+	}
+	return "internal error"
 }
 
 func statusOf(code string) int {

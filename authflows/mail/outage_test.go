@@ -20,6 +20,7 @@ type flakyRelay struct {
 	mu        sync.Mutex
 	delivered []string
 	attempts  atomic.Int32
+	probes    atomic.Int32
 }
 
 func (r *flakyRelay) Send(_ context.Context, m storage.Mail) error {
@@ -34,6 +35,7 @@ func (r *flakyRelay) Send(_ context.Context, m storage.Mail) error {
 }
 
 func (r *flakyRelay) Probe(context.Context) error {
+	r.probes.Add(1)
 	if !r.up.Load() {
 		return errors.New("relay unavailable")
 	}

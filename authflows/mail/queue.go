@@ -135,7 +135,9 @@ func (q *Queue) Wake() {
 var errAlreadyRunning = errors.New("mail: queue is already running")
 
 // Run delivers mail until ctx is cancelled, then returns nil. It starts with
-// a pass over the due mail, so mail left by a previous run goes out at once.
+// a pass over the due mail, so mail left by a previous run goes out at once;
+// mail that run left waiting on its backoff (the relay was down) goes out as
+// soon as a probe finds the relay answering (see Prober).
 // A delivery interrupted by the cancellation stays queued. One Run per
 // Queue at a time; cancel it (and wait for it to return) before closing the
 // store.
@@ -145,6 +147,9 @@ func (q *Queue) Run(ctx context.Context) error {
 	}
 	defer q.running.Store(false)
 
+	if !q.outage {
+		q.outage = q.leftWaiting(ctx)
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -228,6 +233,30 @@ func (q *Queue) deliverDue(ctx context.Context) time.Time {
 			return time.Time{}
 		}
 	}
+}
+
+// leftWaiting reports whether the store holds mail that has failed before
+// and waits for its retry: an earlier run (one that stopped or crashed in
+// an outage) left it, so this one starts in the outage and, with a sender
+// that can probe, sends that mail as soon as the relay answers rather than
+// on each message's own backoff. Mail leased by another replica has not
+// failed (Attempts 0) and does not count. A failed read says no; the first
+// pass reads again and logs.
+func (q *Queue) leftWaiting(ctx context.Context) bool {
+	if _, probes := q.sender.(Prober); !probes {
+		return false
+	}
+	now := q.opts.Clock()
+	queued, err := q.store.DueMail(ctx, now.Add(q.opts.GiveUpAfter+q.opts.MaxBackoff), q.opts.BatchSize)
+	if err != nil {
+		return false
+	}
+	for _, m := range queued {
+		if m.Attempts > 0 && m.NextAttempt.After(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // relayBack probes the relay during an outage and reports whether it

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -14,7 +16,15 @@ func TestHangupStopsLikeTerminate(t *testing.T) {
 	bin := builds.Binary(t, ".")
 	up, _ := echoUpstream(t)
 	dir := t.TempDir()
+	// Under nohup this process inherits SIGHUP ignored, and a child started
+	// so keeps it ignored: gatehouse then rightly stays up on SIGHUP (its
+	// owner asked for that). The child must start as from a terminal, with
+	// the default disposition: while this process catches SIGHUP, exec
+	// gives its children the default, whatever this process inherited.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
 	g := startBinary(t, bin, filepath.Join(dir, "g.db"), filepath.Join(dir, "mail"), up.URL)
+	signal.Stop(hup)
 	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}

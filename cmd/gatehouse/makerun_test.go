@@ -47,7 +47,7 @@ func startMakeRun(t *testing.T, work, bin, upstream string, args ...string) *mak
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &makeRun{lines: make(chan string, 100), exited: make(chan error, 1), stderr: filepath.Join(work, "stderr.log")}
+	m := &makeRun{lines: make(chan string, 100), exited: make(chan error, 1), stderr: filepath.Join(t.TempDir(), "stderr.log")}
 	m.cmd = exec.Command("bash", append([]string{script}, args...)...)
 	m.cmd.Dir = work
 	m.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "BIN=" + bin, "UPSTREAM=" + upstream}
@@ -228,6 +228,25 @@ func TestMakeRun(t *testing.T) {
 	password = "a new long passphrase"
 	signInThrough()
 	login(t, newClient(), "http://"+listen, "you@example.com", "a long passphrase")
+
+	// A third run while this one runs: one line naming the running
+	// gatehouse, before any banner.
+	third := startMakeRun(t, work, bin, "http://"+demoAddr, "--listen", freeLoopbackAddr(t), "--admin-listen", freeLoopbackAddr(t))
+	for range third.lines {
+	}
+	err := <-third.exited
+	third.exited = nil
+	stderr := third.logs()
+	if err == nil || strings.Contains(third.output(), "Gatehouse:") || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "gatehouse.db is in use by another gatehouse") {
+		t.Errorf("a second make run on the same database: %v\nstdout:\n%s\nstderr:\n%s\nwant one line on stderr saying the database is in use, and no banner",
+			err, third.output(), stderr)
+	}
+	if pid := regexp.MustCompile(`\(pid (\d+)\)`).FindStringSubmatch(stderr); pid != nil {
+		if comm, _ := os.ReadFile("/proc/" + pid[1] + "/comm"); strings.TrimSpace(string(comm)) != "gatehouse" {
+			t.Errorf("make run names pid %s, which is %q, not the running gatehouse", pid[1], comm)
+		}
+	}
 	run.stop(t)
 }
 
@@ -235,8 +254,21 @@ func TestMakeRun(t *testing.T) {
 // command lines, in work, and returns them with the script's output.
 func makeRunArgs(t *testing.T, work string, setPassword bool) (calls [][]string, out string) {
 	t.Helper()
-	bin := t.TempDir()
-	record := filepath.Join(bin, "calls")
+	bin, record := standInGatehouse(t, setPassword)
+	b, err := runMakeRunScript(t, work, bin, "UPSTREAM=http://127.0.0.1:3999")
+	if err != nil {
+		t.Fatalf("make-run: %v\n%s", err, b)
+	}
+	return recordedCalls(t, record), string(b)
+}
+
+// standInGatehouse writes, in a folder of its own, a gatehouse that
+// records each command line in record and exits 0 (users set-password: 0
+// when setPassword, else 2, as a binary without that command).
+func standInGatehouse(t *testing.T, setPassword bool) (bin, record string) {
+	t.Helper()
+	bin = t.TempDir()
+	record = filepath.Join(bin, "calls")
 	exitSetPassword := "2"
 	if setPassword {
 		exitSetPassword = "0"
@@ -246,17 +278,26 @@ func makeRunArgs(t *testing.T, work string, setPassword bool) (calls [][]string,
 	if err := os.WriteFile(filepath.Join(bin, "gatehouse"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return bin, record
+}
+
+// runMakeRunScript runs .ci/make-run in work with BIN=bin and env, and
+// returns its output (stdout and stderr).
+func runMakeRunScript(t *testing.T, work, bin string, env ...string) ([]byte, error) {
+	t.Helper()
 	script, err := filepath.Abs("../../.ci/make-run")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("bash", script)
 	cmd.Dir = work
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "BIN=" + bin, "UPSTREAM=http://127.0.0.1:3999"}
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("make-run: %v\n%s", err, b)
-	}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "BIN=" + bin}, env...)
+	return cmd.CombinedOutput()
+}
+
+// recordedCalls reads the command lines a stand-in gatehouse recorded.
+func recordedCalls(t *testing.T, record string) (calls [][]string) {
+	t.Helper()
 	data, err := os.ReadFile(record)
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +305,7 @@ func makeRunArgs(t *testing.T, work string, setPassword bool) (calls [][]string,
 	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
 		calls = append(calls, strings.Split(strings.TrimSuffix(line, "\t"), "\t"))
 	}
-	return calls, string(b)
+	return calls
 }
 
 // `make run` binds loopback only, as its banner says: the server command

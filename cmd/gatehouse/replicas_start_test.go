@@ -5,8 +5,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,5 +123,92 @@ func TestServerStoreSweepsOneReplicaAtATime(t *testing.T) {
 	})
 	if err != nil || !ran {
 		t.Fatalf("first sweep: ran %v, err %v", ran, err)
+	}
+}
+
+// Replicas started at the same moment on an empty database all start: one
+// of them migrates the schema and makes the first signing key, the others
+// wait for it and use that key; none dies reading or adding keys. Five
+// rounds, each on a fresh database, give the race its chances.
+func TestReplicasStartTogetherOnAnEmptyDatabase(t *testing.T) {
+	bin := builds.Binary(t, ".")
+	up, _ := echoUpstream(t)
+	for round := range 5 {
+		t.Run(fmt.Sprint("round ", round+1), func(t *testing.T) {
+			db := pg.NewDatabase(t)
+			rs := startReplicas(t, bin, db, up.URL, 5)
+			// One key for all: each publishes the same single first key.
+			var first string
+			for i, r := range rs {
+				code, _, body := do(t, http.DefaultClient, "GET", r.URL+"/auth/.well-known/jwks.json", "", "")
+				if code != http.StatusOK {
+					t.Fatalf("replica %d: JWKS %d", i, code)
+				}
+				if n := strings.Count(body, `"kid"`); n != 1 {
+					t.Errorf("replica %d publishes %d keys, want the one first key: %s", i, n, body)
+				}
+				if i == 0 {
+					first = body
+				} else if body != first {
+					t.Errorf("replica %d publishes %s, replica 0 %s: the replicas sign with different keys", i, body, first)
+				}
+			}
+		})
+	}
+}
+
+// A replica that starts while another one migrates the empty database
+// waits for that migration, however long it takes under load, rather than
+// giving up after the connect timeout and exiting. The other replica is
+// played by this test: it holds the migration lock (as a migrating
+// replica does) for longer than the connect timeout, then lets go.
+func TestReplicaWaitsForAnotherOnesMigration(t *testing.T) {
+	bin := builds.Binary(t, ".")
+	up, _ := echoUpstream(t)
+	db := pg.NewDatabase(t)
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), "SELECT pg_advisory_lock($1)", postgres.MigrationLockKey); err != nil {
+		t.Fatal(err)
+	}
+	addr, admin := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	r := &replicaProcess{URL: "http://" + addr, Admin: "http://" + admin, exited: make(chan struct{})}
+	r.cmd = exec.Command(bin, "--db", db, "--listen", addr, "--admin-listen", admin, "--base-url", r.URL,
+		"--upstream", up.URL, "--mail-dir", t.TempDir())
+	r.cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	r.cmd.Stdout, r.cmd.Stderr = r, r
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = r.cmd.Wait(); close(r.exited) }()
+	t.Cleanup(func() { _ = r.cmd.Process.Signal(syscall.SIGTERM); <-r.exited })
+	// The migration "takes" longer than the connect timeout (plus the
+	// second the start allows beyond it).
+	select {
+	case <-r.exited:
+		t.Fatalf("the replica exited while another one migrated (%v):\n%s", r.cmd.ProcessState, r.Logs())
+	case <-time.After(connectTimeout + 2*time.Second):
+	}
+	if _, err := conn.Exec(t.Context(), "SELECT pg_advisory_unlock($1)", postgres.MigrationLockKey); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-r.exited:
+			t.Fatalf("the replica exited after the migration lock was released (%v):\n%s", r.cmd.ProcessState, r.Logs())
+		default:
+		}
+		if res, err := http.Get(r.Admin + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never became ready:\n%s", r.Logs())
+		}
 	}
 }

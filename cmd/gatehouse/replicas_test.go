@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 type replicaProcess struct {
 	URL, Admin string
 	cmd        *exec.Cmd
+	exited     chan struct{} // closed once the process is gone
 	mu         sync.Mutex
 	logs       bytes.Buffer
 }
@@ -65,7 +66,7 @@ func startReplicasMail(t *testing.T, bin, db, upstream, mailDir string, n int, e
 	var rs []*replicaProcess
 	for i := range n {
 		addr, admin := freeLoopbackAddr(t), freeLoopbackAddr(t)
-		r := &replicaProcess{URL: "http://" + addr, Admin: "http://" + admin}
+		r := &replicaProcess{URL: "http://" + addr, Admin: "http://" + admin, exited: make(chan struct{})}
 		r.cmd = exec.Command(bin, append([]string{"--db", db, "--listen", addr, "--admin-listen", admin,
 			"--base-url", r.URL, "--upstream", upstream, "--mail-dir", mailDir,
 			"--shutdown-timeout", "5s"}, extra...)...)
@@ -74,9 +75,10 @@ func startReplicasMail(t *testing.T, bin, db, upstream, mailDir string, n int, e
 		if err := r.cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		go func() { _ = r.cmd.Wait(); close(r.exited) }()
 		t.Cleanup(func() {
 			_ = r.cmd.Process.Signal(syscall.SIGTERM)
-			_ = r.cmd.Wait()
+			<-r.exited
 			if t.Failed() {
 				t.Logf("replica %d logs:\n%s", i, r.Logs())
 			}
@@ -86,6 +88,11 @@ func startReplicasMail(t *testing.T, bin, db, upstream, mailDir string, n int, e
 	for i, r := range rs {
 		ready := false
 		for deadline := time.Now().Add(30 * time.Second); !ready && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			select {
+			case <-r.exited:
+				t.Fatalf("replica %d exited at start (%v):\n%s", i, r.cmd.ProcessState, r.Logs())
+			default:
+			}
 			if res, err := http.Get(r.Admin + "/readyz"); err == nil {
 				res.Body.Close()
 				ready = res.StatusCode == http.StatusOK

@@ -87,11 +87,11 @@ func openStore(db string, mustExist bool, onWrite func(error)) (storage.Store, e
 	return s, nil
 }
 
-// openPostgres connects and migrates; the error names --db and never the password.
+// openPostgres connects and migrates; the error names --db and never the
+// password. Open bounds the connection (connectTimeout) and the migrations,
+// which may wait for another replica's.
 func openPostgres(db string) (*postgres.Store, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout+time.Second)
-	defer cancel()
-	s, err := postgres.Open(ctx, db, postgres.Options{ConnectTimeout: connectTimeout})
+	s, err := postgres.Open(context.Background(), db, postgres.Options{ConnectTimeout: connectTimeout})
 	if errors.Is(err, postgres.ErrSchemaTooNew) {
 		return nil, fmt.Errorf("--db: %s; upgrade this gatehouse", hidePassword(db, err.Error()))
 	}

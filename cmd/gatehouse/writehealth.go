@@ -8,10 +8,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 // writeHealth watches the store's commits (bolt.Options.OnWrite) so that
@@ -72,7 +73,7 @@ func (h *writeHealth) observe(err error) {
 		h.anyFail.Store(false)
 		return
 	}
-	class := writeFailureClass(err)
+	class := storage.FailureClass(err)
 	h.failures.WithLabelValues(class).Inc()
 	if _, seen := h.failing[class]; !seen {
 		h.failing[class] = h.clock()
@@ -104,18 +105,4 @@ func (h *writeHealth) classes() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// writeFailureClass sorts a write error into the classes an operator acts on.
-func writeFailureClass(err error) string {
-	switch {
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EFBIG):
-		return "disk_full"
-	case errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
-		return "read_only"
-	case errors.Is(err, syscall.EIO):
-		return "io_error"
-	default:
-		return "other"
-	}
 }

@@ -40,8 +40,13 @@ func TestOutageFailsClosedAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 20 {
-		if _, err := r.cache.Session(t.Context(), sess.IDHash); err == nil {
+		_, err := r.cache.Session(t.Context(), sess.IDHash)
+		if err == nil {
 			t.Fatal("database down: a session was served (from memory)")
+		}
+		// What an admin command would tell the operator.
+		if class := storage.FailureClass(err); class != storage.FailureUnavailable {
+			t.Fatalf("database down: failure class %s of %v, want %s", class, err, storage.FailureUnavailable)
 		}
 	}
 	if err := own.Resume(); err != nil {

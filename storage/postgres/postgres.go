@@ -36,17 +36,27 @@ var migrationFiles embed.FS
 // binary does not know its layout and refuses to use it.
 var ErrSchemaTooNew = errors.New("storage/postgres: database schema is newer than this binary")
 
-// migrationLockKey is the advisory lock that serializes migrations of
-// processes starting together ("gatehous" in ASCII).
-const migrationLockKey = 0x6761746568617573
+// MigrationLockKey is the session advisory lock that serializes the
+// migrations of processes starting together ("gatehous" in ASCII): a
+// process holding it is migrating.
+const MigrationLockKey int64 = 0x6761746568617573
 
 // DefaultConnectTimeout bounds Open's first connection when Options.ConnectTimeout is zero.
 const DefaultConnectTimeout = 10 * time.Second
 
+// DefaultMigrateTimeout bounds Open's migrations, and its wait for those of
+// another process, when Options.MigrateTimeout is zero.
+const DefaultMigrateTimeout = 5 * time.Minute
+
 // Options tune Open.
 type Options struct {
-	// ConnectTimeout bounds the first connection and the migrations.
+	// ConnectTimeout bounds each connection attempt, the first one included.
 	ConnectTimeout time.Duration
+	// MigrateTimeout bounds the migrations, the wait for another process
+	// that is migrating included: replicas starting together on an empty
+	// database wait for the one that migrates, however long it takes
+	// under load, rather than give up after ConnectTimeout.
+	MigrateTimeout time.Duration
 	// MaxConns caps the pool (0: pgx's default, the larger of 4 and the CPUs).
 	MaxConns int32
 }
@@ -85,9 +95,22 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage/postgres: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := migrate(ctx, pool); err != nil {
+	connectCtx, cancel := context.WithTimeout(ctx, timeout)
+	conn, err := pool.Acquire(connectCtx)
+	cancel()
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("storage/postgres: connect: %w", err)
+	}
+	migrateTimeout := opts.MigrateTimeout
+	if migrateTimeout <= 0 {
+		migrateTimeout = DefaultMigrateTimeout
+	}
+	migrateCtx, cancel := context.WithTimeout(ctx, migrateTimeout)
+	err = migrate(migrateCtx, conn)
+	cancel()
+	conn.Release()
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -135,23 +158,18 @@ func SchemaVersion() int {
 	return len(ms)
 }
 
-// migrate brings the schema to SchemaVersion, holding the advisory lock so
-// that replicas starting together migrate once.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+// migrate brings the schema to SchemaVersion on conn, holding the advisory
+// lock so that replicas starting together migrate once.
+func migrate(ctx context.Context, conn *pgxpool.Conn) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("storage/postgres: connect: %w", err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockKey)); err != nil {
-		return fmt.Errorf("storage/postgres: migration lock: %w", err)
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", MigrationLockKey); err != nil {
+		return fmt.Errorf("storage/postgres: waiting for the migration lock (another process migrating the database holds it): %w", err)
 	}
 	defer func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrationLockKey))
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", MigrationLockKey)
 	}()
 	_, err = conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS gatehouse_schema (
 		version    integer PRIMARY KEY,
