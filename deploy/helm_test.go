@@ -28,11 +28,7 @@ const defaultUpstream = "upstream: http://my-app.apps.svc.cluster.local:8080\n"
 // plus upstream, and each example values file in the chart's examples/
 // folder (what the README tells users to copy), with the checks that
 // belong to that set alone.
-var helmValueSets = []struct {
-	name   string
-	values func(t *testing.T) string
-	check  func(t *testing.T, r release, flags map[string]string)
-}{
+var helmValueSets = []helmValueSet{
 	{"defaults", func(*testing.T) string { return defaultUpstream }, checkHelmDefaults},
 	{"replicas-postgres", example("replicas-postgres.yaml"), checkHelmReplicas},
 	{"ingress", example("ingress.yaml"), checkHelmIngress},
@@ -40,6 +36,12 @@ var helmValueSets = []struct {
 	{"secrets", example("secrets.yaml"), checkHelmSecrets},
 	{"routes", example("routes.yaml"), checkHelmRoutes},
 	{"sidecar", example("sidecar.yaml"), checkHelmSidecar},
+}
+
+type helmValueSet struct {
+	name   string
+	values func(t *testing.T) string
+	check  func(t *testing.T, r release, args map[string]string)
 }
 
 func example(name string) func(t *testing.T) string {
@@ -96,7 +98,6 @@ func checkRelease(t *testing.T, r release) {
 // checkHelmPodSecurity: the restricted Pod Security Standard for the pod and
 // every container, no service account token, no service links.
 func checkHelmPodSecurity(t *testing.T, r release) {
-	t.Helper()
 	pod := r.deployment.Spec.Template.Spec
 	psc := pod.SecurityContext
 	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
@@ -161,7 +162,6 @@ func selects(t *testing.T, r release, selector *metav1.LabelSelector) bool {
 }
 
 func checkHelmSelectors(t *testing.T, r release) {
-	t.Helper()
 	if !selects(t, r, r.deployment.Spec.Selector) {
 		t.Errorf("the Deployment's selector %v does not select its own pods %v", r.deployment.Spec.Selector, r.deployment.Spec.Template.Labels)
 	}
@@ -197,7 +197,6 @@ func adminPort(t *testing.T, r release) int32 {
 // port and nowhere else; the metrics Service, when there is one, to the
 // admin port alone.
 func checkHelmExposure(t *testing.T, r release) {
-	t.Helper()
 	pod := &r.deployment.Spec.Template.Spec
 	for _, s := range []struct {
 		svc  *corev1.Service
@@ -254,7 +253,6 @@ func checkHelmExposure(t *testing.T, r release) {
 // only to pods named by their labels. A policy over other pods (the
 // upstream's) admits nothing but Gatehouse.
 func checkHelmNetworkPolicy(t *testing.T, r release) {
-	t.Helper()
 	pod := &r.deployment.Spec.Template.Spec
 	proxy, admin := proxyPort(t, r), adminPort(t, r)
 	var own *networkingv1.NetworkPolicy
@@ -333,7 +331,6 @@ func checkHelmNetworkPolicy(t *testing.T, r release) {
 // checkHelmProbes: liveness on /healthz and readiness on /readyz, both on
 // the admin port (what `gatehouse` serves there).
 func checkHelmProbes(t *testing.T, r release) {
-	t.Helper()
 	pod := &r.deployment.Spec.Template.Spec
 	admin := adminPort(t, r)
 	for _, p := range []struct {
@@ -392,7 +389,6 @@ func helmConfig(t *testing.T, r release) map[string]any {
 // checkHelmConfigMounted: --config names a file of the ConfigMap, mounted
 // as a folder (a subPath mount would never see a change).
 func checkHelmConfigMounted(t *testing.T, r release) {
-	t.Helper()
 	args, _, _ := parseArgs(r.gatehouse.Args, nil)
 	file, ok := args["config"]
 	if !ok {
@@ -431,7 +427,6 @@ var secretFlags = []string{"db", "smtp-password", "google-client-secret", "githu
 // every --X-file names a key of an existing Secret mounted read-only; the
 // chart creates no Secret (mustRender refuses any).
 func checkHelmSecretsAreFiles(t *testing.T, r release) {
-	t.Helper()
 	config := helmConfig(t, r)
 	for _, f := range secretFlags {
 		if _, ok := config[f]; ok {
@@ -498,8 +493,8 @@ func checkHelmSecretsAreFiles(t *testing.T, r release) {
 		if v.Projected == nil {
 			continue
 		}
-		if v.Projected.DefaultMode == nil || *v.Projected.DefaultMode&0o037 != 0 {
-			t.Errorf("volume %s: file mode %v, want no write or other-user bits (0440)", v.Name, v.Projected.DefaultMode)
+		if mode := v.Projected.DefaultMode; mode == nil || *mode&0o037 != 0 {
+			t.Errorf("volume %s: file mode %s, want no write or other-user bits (0440)", v.Name, fileMode(mode))
 		}
 		for _, src := range v.Projected.Sources {
 			for _, item := range src.Secret.Items {
@@ -517,12 +512,18 @@ func checkHelmSecretsAreFiles(t *testing.T, r release) {
 	}
 }
 
+func fileMode(mode *int32) string {
+	if mode == nil {
+		return "unset (0644)"
+	}
+	return fmt.Sprintf("%#o", *mode)
+}
+
 // checkHelmStorage: bbolt means one replica, Recreate and a kept
 // ReadWriteOnce claim under --db; PostgreSQL means --db-file, no claim, a
 // rolling update that never drops below the count, and a
 // PodDisruptionBudget when there are several replicas.
 func checkHelmStorage(t *testing.T, r release) {
-	t.Helper()
 	args, _, _ := parseArgs(r.gatehouse.Args, nil)
 	d := r.deployment.Spec
 	replicas := int32(1)
@@ -585,7 +586,6 @@ func checkHelmStorage(t *testing.T, r release) {
 // checkHelmResources: requests and limits on every container, and room
 // for password hashing under the memory limit (see TestResourcesFitPasswordHashing).
 func checkHelmResources(t *testing.T, r release) {
-	t.Helper()
 	for _, c := range r.deployment.Spec.Template.Spec.Containers {
 		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 			req, hasReq := c.Resources.Requests[name]
