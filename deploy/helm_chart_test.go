@@ -86,7 +86,7 @@ func TestHelmConfigCoversTheFlags(t *testing.T) {
 }
 
 // TestHelmReloadableSettingsKeepThePods: a change of the settings Gatehouse
-// re-reads from its file (routes, public-path, the access policy) reaches
+// re-reads from its file (routes, public-path, the allow-* rules) reaches
 // the running pods through the ConfigMap without a restart; a change of any
 // other setting changes the pods' checksum annotation, so they roll.
 func TestHelmReloadableSettingsKeepThePods(t *testing.T) {
@@ -103,10 +103,11 @@ func TestHelmReloadableSettingsKeepThePods(t *testing.T) {
 		{"public-path: [/favicon.ico]", false},
 		{"allow-email-domain: [example.com]", false},
 		{"allow-group: [admins]", false},
-		{"github-org: [example]", false},
-		{"github-team: [example/ops]", false},
-		{"google-hosted-domain: [example.com]", false},
-		{"open-signup: true", false},
+		// These decide what a sign-in asks the provider for: read at start.
+		{"github-org: [example]", true},
+		{"github-team: [example/ops]", true},
+		{"google-hosted-domain: [example.com]", true},
+		{"open-signup: true", true},
 		{"mode: \"401\"", true},
 		{"session-ttl: 24h", true},
 		{"smtp-addr: smtp.example.com:587", true},

@@ -63,13 +63,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{/*
-The keys Gatehouse re-reads from a changed file without a restart: routes,
-public-path and the access policy. A change to anything else in the file
-rolls the pods, through this checksum in their annotations.
+The keys Gatehouse puts in force from a changed file without a restart
+(routes, public-path and the allow-* rules; see "Configuration file" in the
+README). A change to any other key rolls the pods, through this checksum in
+their annotations.
 */}}
 {{- define "gatehouse.restartChecksum" -}}
 {{- $config := fromYaml (include "gatehouse.config" .) -}}
-{{- $restart := omit $config "routes" "public-path" "allow-email-domain" "allow-emails-file" "allow-group" "github-org" "github-team" "google-hosted-domain" "open-signup" -}}
+{{- $restart := omit $config "routes" "public-path" "allow-email-domain" "allow-emails-file" "allow-group" -}}
 {{- toYaml $restart | sha256sum -}}
 {{- end -}}
 
