@@ -3,6 +3,7 @@
 package deploy
 
 import (
+	"fmt"
 	"os/exec"
 	"reflect"
 	"slices"
@@ -136,9 +137,14 @@ func TestHelmReloadableSettingsKeepThePods(t *testing.T) {
 func TestHelmChartAgreesWithTheBase(t *testing.T) {
 	b := loadBase(t)
 	r := mustRender(t, defaultUpstream)
+	// The same image; the chart's tag is a release that reads --config,
+	// which may be newer than the base's until the base moves to it.
 	img := b.kustomization.Images[0]
-	if want := img.NewName + ":" + img.NewTag; r.gatehouse.Image != want {
-		t.Errorf("chart image %s, the base's %s", r.gatehouse.Image, want)
+	repo, tag, _ := strings.Cut(r.gatehouse.Image, ":")
+	var major, minor, patch int
+	n, _ := fmt.Sscanf(tag, "v%d.%d.%d", &major, &minor, &patch)
+	if repo != img.NewName || n != 3 || fmt.Sprintf("v%d.%d.%d", major, minor, patch) != tag || major < 3 {
+		t.Errorf("chart image %s, want %s:vX.Y.Z of a release from v3 on (the first that reads --config)", r.gatehouse.Image, img.NewName)
 	}
 	chartArgs, _, _ := parseArgs(r.gatehouse.Args, b.flags)
 	for _, flag := range []string{"listen", "admin-listen", "db", "mail-dir", "shutdown-timeout"} {
