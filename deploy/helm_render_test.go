@@ -107,19 +107,18 @@ func renderChart(values string) (map[string]string, error) {
 
 // release is one rendered release, decoded.
 type release struct {
-	files       map[string]string // rendered text by template name
-	deployment  *appsv1.Deployment
-	service     *corev1.Service // the proxy's
-	metrics     *corev1.Service // the admin port's, with the ServiceMonitor
-	configMap   *corev1.ConfigMap
-	claim       *corev1.PersistentVolumeClaim
-	policies    []*networkingv1.NetworkPolicy
-	pdb         *policyv1.PodDisruptionBudget
-	ingress     *networkingv1.Ingress
-	monitor     *serviceMonitor
-	gatehouse   *corev1.Container
-	app         *corev1.Container // the sidecar form's app, else nil
-	objectCount int
+	files      map[string]string // rendered text by template name
+	deployment *appsv1.Deployment
+	service    *corev1.Service // the proxy's
+	metrics    *corev1.Service // the admin port's, with the ServiceMonitor
+	configMap  *corev1.ConfigMap
+	claim      *corev1.PersistentVolumeClaim
+	policies   []*networkingv1.NetworkPolicy
+	pdb        *policyv1.PodDisruptionBudget
+	ingress    *networkingv1.Ingress
+	monitor    *serviceMonitor
+	gatehouse  *corev1.Container
+	app        *corev1.Container // the sidecar form's app, else nil
 }
 
 // mustRender renders values and decodes every document strictly; a render
@@ -140,7 +139,6 @@ func mustRender(t *testing.T, values string) release {
 			if err != nil {
 				t.Fatalf("%s, document %d: %v\n%s", name, i+1, err, doc)
 			}
-			r.objectCount++
 			if ns := namespaceOf(obj); ns != "" {
 				t.Errorf("%s sets namespace %q: Helm puts the release's objects in the release's namespace", name, ns)
 			}
@@ -198,8 +196,7 @@ func setOnce[T any](t *testing.T, dst **T, v *T) {
 	*dst = v
 }
 
-// exampleValues is an example values file of the chart, plus upstream
-// when the example leaves it to the user.
+// exampleValues is the text of one of the chart's example values files.
 func exampleValues(t *testing.T, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(path.Join(chartDir, "examples", name))
