@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 )
 
 // send forwards a request that asks for no protocol upgrade: the upstream
@@ -100,8 +102,8 @@ func (p *Proxy) send(w http.ResponseWriter, in *http.Request, state *forwardStat
 		}
 		return
 	}
-	res.Body.Close()                                 // now: it fills res.Trailer
-	dropSessionSetCookies(res.Trailer, p.cookieName) // nor through a trailer (SS8)
+	res.Body.Close()                                  // now: it fills res.Trailer
+	session.DropSetCookies(res.Trailer, p.cookieName) // nor through a trailer (SS8)
 	if len(res.Trailer) > 0 {
 		// Chunked, so that the server does not compute a length and
 		// drop the trailers.
@@ -135,7 +137,7 @@ func (s *forwardState) got1xx(code int, header textproto.MIMEHeader) error {
 	for k, vv := range header {
 		h[k] = append(h[k], vv...) // h's own lines: filtered in place below
 	}
-	dropSessionSetCookies(h, s.cookieName)
+	session.DropSetCookies(h, s.cookieName)
 	s.w.WriteHeader(code)
 	clear(h) // WriteHeader does not clear them for a 1xx
 	return nil

@@ -80,7 +80,7 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	session, signedIn, err := p.gate.Check(r)
+	sess, signedIn, err := p.gate.Check(r)
 	if err != nil {
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",
 			slog.String("endpoint", r.URL.Path), slog.String("error", err.Error()))
@@ -95,7 +95,7 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 	// The access policy, as on proxied requests (AP2): a refused user gets
 	// 403 on a protected path and is nobody on a public one.
 	public := p.public.match(orig.path) && !orig.ambiguous
-	if signedIn && p.policy != nil && !p.policy.Passes(session.Email, false, session.Groups) {
+	if signedIn && p.policy != nil && !p.policy.Passes(sess.Email, false, sess.Groups) {
 		if !public {
 			p.metrics.refused.Inc()
 			p.denier.AccessDenied(w, r)
@@ -104,12 +104,12 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 		signedIn = false
 	}
 	if signedIn {
-		h["X-Forwarded-User"] = []string{session.UserID}
-		h["X-Forwarded-Email"] = []string{session.Email}
-		h["X-Forwarded-Groups"] = []string{session.Groups}
+		h["X-Forwarded-User"] = []string{sess.UserID}
+		h["X-Forwarded-Email"] = []string{sess.Email}
+		h["X-Forwarded-Groups"] = []string{sess.Groups}
 		h[AssertionHeader] = []string{""} // replaced below when assertions are on
 		if p.assertions != nil {
-			token, err := p.assertions.Token(session)
+			token, err := p.assertions.Token(sess)
 			if err != nil {
 				p.logger.LogAttrs(r.Context(), slog.LevelError, "identity assertion failed", slog.String("error", err.Error()))
 				web.WriteProblem(w, r, storeUnavailable)

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -160,9 +161,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // upstreamHeader otherwise): the session cookie goes, the identity of the
 // session and the forwarding headers come.
 func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, state *forwardState) {
-	removeCookie(out, p.cookieName)
+	session.RemoveCookies(out, p.cookieName)
 	for _, name := range p.stripped {
-		removeCookie(out, name)
+		session.RemoveCookies(out, name)
 	}
 
 	// The values set below share one backing array, the request's

@@ -1,17 +1,18 @@
 // Package proxy is Gatehouse's request path: it removes identity headers
 // that clients forge, cleans the path once, sends /auth/ to the auth
-// handler, checks the session cookie against the store on every request,
-// answers unauthenticated requests per --mode, and forwards the rest to the
+// handler, checks the session on every request (with proxy/session's Gate,
+// the one session check it shares with the /auth/ handlers), answers
+// unauthenticated requests per --mode, and forwards the rest to the
 // upstream with the identity headers set (and, when configured, the signed
-// identity assertion). Its session Gate is the one session check, shared
-// with the /auth/ handlers; the forward-auth check endpoints (forwardauth.go)
-// give a fronting proxy the same decision. It also owns the last-seen
-// batcher, the upstream transport and the server timeouts.
+// identity assertion). The forward-auth check endpoints (forwardauth.go)
+// give a fronting proxy the same decision. It also owns the upstream
+// transport, the access log, the metrics and the server timeouts.
 //
-// Dependencies: proxy → proxy/web, storage. It never imports authflows: the
-// /auth/ handler arrives as an http.Handler, and the store as the two small
-// interfaces declared here (SessionSource, SessionToucher); the access
-// policy (proxy/policy) arrives as AccessPolicy, also declared here.
+// Dependencies: proxy → proxy/session, proxy/web, storage. Only
+// cmd/gatehouse imports proxy. It never imports authflows: the /auth/
+// handler arrives as an http.Handler, the session store as
+// session.SessionSource, and the access policy (proxy/policy) as
+// AccessPolicy, declared here.
 package proxy
 
 import (
@@ -29,27 +30,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
-
-// SessionSource looks up a session by the hash of its id. A missing record
-// is storage.ErrNotFound; any other error makes the proxy fail closed.
-type SessionSource interface {
-	Session(ctx context.Context, idHash storage.Hash) (storage.Session, error)
-}
 
 // AccessPolicy decides whether a session's user may get in, from the
 // session record and memory only (policy.Policy; AP2). A disabled user has
 // no session left, so the gate passes disabled=false.
 type AccessPolicy interface {
 	Passes(email string, disabled bool, groups string) bool
-}
-
-// SessionToucher records when sessions were last seen; unknown ones are
-// skipped. LastSeen calls it off the request path.
-type SessionToucher interface {
-	TouchSessions(ctx context.Context, lastSeen map[storage.Hash]time.Time) error
 }
 
 // Assertions mints the signed identity assertion of a session (see package
@@ -76,17 +66,17 @@ const AuthBodyLimit = web.MaxAuthBody
 type Config struct {
 	Upstream *url.URL     // the protected app; requests keep their path below its path
 	Auth     http.Handler // serves /auth and everything under /auth/; never forwarded
-	Sessions SessionSource
+	Sessions session.SessionSource
 	// LastSeen, when set, is told about sessions whose stored LastSeen is
 	// older than TouchInterval. Its Run loop writes them.
-	LastSeen *LastSeen
+	LastSeen *session.LastSeen
 	// Policy, when set, is checked on every request with a session:
 	// refused, a protected path answers 403 access_denied and a public path
 	// is served as to nobody.
 	Policy AccessPolicy
 	// Gate, when set, is the session check shared with the /auth/ handlers;
 	// nil: one built from Sessions, LastSeen, CookieName, IdleTTL and Clock.
-	Gate       *Gate
+	Gate       *session.Gate
 	CookieName string // default DefaultCookieName
 	// OwnCookies are Gatehouse's other cookies that browsers send on every
 	// path (the __Host- OAuth transaction cookie): stripped before
@@ -123,7 +113,7 @@ type Config struct {
 type Proxy struct {
 	upstream   *url.URL
 	auth       http.Handler
-	gate       *Gate
+	gate       *session.Gate
 	policy     AccessPolicy
 	cookieName string
 	// stripped are the cookies removed before forwarding besides
@@ -176,10 +166,10 @@ func New(cfg Config) (*Proxy, error) {
 	// interval follows the idle limit, whether the LastSeen comes alone or
 	// with a shared Gate.
 	if cfg.LastSeen != nil && cfg.LastSeen.TouchEvery == 0 {
-		cfg.LastSeen.TouchEvery = TouchIntervalFor(cfg.IdleTTL)
+		cfg.LastSeen.TouchEvery = session.TouchIntervalFor(cfg.IdleTTL)
 	}
 	if g := cfg.Gate; g != nil && g.LastSeen != nil && g.LastSeen.TouchEvery == 0 {
-		g.LastSeen.TouchEvery = TouchIntervalFor(g.IdleTTL)
+		g.LastSeen.TouchEvery = session.TouchIntervalFor(g.IdleTTL)
 	}
 	p := &Proxy{
 		upstream:   cfg.Upstream,
@@ -220,7 +210,7 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, errors.New("proxy: the check endpoints need BaseURL")
 	}
 	if p.gate == nil {
-		p.gate = &Gate{Sessions: cfg.Sessions, CookieName: p.cookieName, IdleTTL: cfg.IdleTTL, LastSeen: cfg.LastSeen, Clock: cfg.Clock}
+		p.gate = &session.Gate{Sessions: cfg.Sessions, CookieName: p.cookieName, IdleTTL: cfg.IdleTTL, LastSeen: cfg.LastSeen, Clock: cfg.Clock}
 	}
 	if p.gate.Lookup == nil {
 		p.gate.Lookup = m.lookup
@@ -281,7 +271,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 	}
 
 	// 4. The session, read from the store on every request (SS3, SS7, SS9).
-	session, signedIn, err := p.gate.Check(r)
+	sess, signedIn, err := p.gate.Check(r)
 	if err != nil {
 		p.metrics.failed.Inc()
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",
@@ -296,11 +286,11 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 
 	// 6. The access policy, from memory and the session record (AP2): a
 	// refused user is nobody on a public path and gets 403 elsewhere.
-	if signedIn && p.policy != nil && !p.policy.Passes(session.Email, false, session.Groups) {
+	if signedIn && p.policy != nil && !p.policy.Passes(sess.Email, false, sess.Groups) {
 		if !public {
 			p.metrics.refused.Inc()
 			p.denier.AccessDenied(w, r)
-			return served{outcome: outcomeRefused, path: r.URL.Path, userID: session.UserID}
+			return served{outcome: outcomeRefused, path: r.URL.Path, userID: sess.UserID}
 		}
 		signedIn = false
 	}
@@ -311,7 +301,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 	}
 
 	// 8. Forward, with the identity of a valid session.
-	return served{outcome: p.forward(w, r, session, signedIn, public), path: r.URL.Path, userID: session.UserID}
+	return served{outcome: p.forward(w, r, sess, signedIn, public), path: r.URL.Path, userID: sess.UserID}
 }
 
 func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
@@ -338,12 +328,12 @@ func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) outcome {
 	return o
 }
 
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.Session, signedIn, public bool) outcome {
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, sess storage.Session, signedIn, public bool) outcome {
 	state := &forwardState{Context: r.Context(), signedIn: signedIn}
 	if signedIn {
-		state.userID, state.email, state.groups = session.UserID, session.Email, session.Groups
+		state.userID, state.email, state.groups = sess.UserID, sess.Email, sess.Groups
 		if p.assertions != nil {
-			token, err := p.assertions.Token(session)
+			token, err := p.assertions.Token(sess)
 			if err != nil { // no signing key: fail closed, as without a store
 				p.metrics.failed.Inc()
 				p.logger.LogAttrs(r.Context(), slog.LevelError, "identity assertion failed",

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 )
 
 // Protocol upgrades (UP1).
@@ -45,7 +47,7 @@ type upgradeWriter struct {
 
 func (w *upgradeWriter) WriteHeader(code int) {
 	if code < http.StatusOK {
-		dropSessionSetCookies(w.Header(), w.cookieName)
+		session.DropSetCookies(w.Header(), w.cookieName)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -76,6 +78,13 @@ type trailerFilter struct {
 
 func (b *trailerFilter) Close() error {
 	err := b.ReadCloser.Close()
-	dropSessionSetCookies(b.res.Trailer, b.cookieName)
+	session.DropSetCookies(b.res.Trailer, b.cookieName)
 	return err
+}
+
+// modifyResponse drops any Set-Cookie of the session cookie's name, so the
+// upstream can neither plant nor clear a Gatehouse session (SS8).
+func (p *Proxy) modifyResponse(res *http.Response) error {
+	session.DropSetCookies(res.Header, p.cookieName)
+	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -36,7 +37,7 @@ type server struct {
 	handler  http.Handler // the proxy, /auth/ included
 	auth     *authflows.Handler
 	admin    http.Handler
-	lastSeen *proxy.LastSeen
+	lastSeen *session.LastSeen
 	policy   *policy.Policy
 	keys     *assertion.Keys   // nil with --identity-assertion=false
 	issuer   *assertion.Issuer // nil with --identity-assertion=false
@@ -110,9 +111,9 @@ func (s *server) build(ctx context.Context) error {
 		// the per-client limits would be one bucket for every client.
 		s.log.Warn("--forward-auth-trusted without --trusted-proxies: requests through the front proxy all count as its address for the per-client limits (sign-in, forgot); give --trusted-proxies the proxy's address and have it send X-Forwarded-For")
 	}
-	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log, TouchEvery: proxy.TouchIntervalFor(cfg.SessionIdleTTL)}
+	s.lastSeen = &session.LastSeen{Store: s.store, Logger: s.log, TouchEvery: session.TouchIntervalFor(cfg.SessionIdleTTL)}
 	// One session gate for the proxy, /auth/ and the check endpoints.
-	gate := &proxy.Gate{Sessions: s.store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, LastSeen: s.lastSeen}
+	gate := &session.Gate{Sessions: s.store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, LastSeen: s.lastSeen}
 	auth, err := authflows.NewContext(ctx, authflows.Config{
 		BaseURL:              cfg.BaseURL,
 		CookieName:           cfg.CookieName,
