@@ -90,5 +90,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCleanPath$$' -fuzztime $(FUZZTIME) ./proxy/
 	$(GO) test -run '^$$' -fuzz '^FuzzSessionCookie$$' -fuzztime $(FUZZTIME) ./proxy/session/
 	$(GO) test -run '^$$' -fuzz '^FuzzHeaderScrubber$$' -fuzztime $(FUZZTIME) ./proxy/
-	$(GO) test -run '^$$' -fuzz '^FuzzIsEventStream$$' -fuzztime $(FUZZTIME) ./proxy/
 	$(GO) test -run '^$$' -fuzz '^FuzzLocalRedirect$$' -fuzztime $(FUZZTIME) ./authflows/

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,28 @@ func TestOwnCookiesAreNotForwarded(t *testing.T) {
 	}
 	if got := strings.Join(e.upstream.last(t).Header["Cookie"], "; "); got != "theme=dark" {
 		t.Errorf("the upstream received Cookie %q, want only theme=dark", got)
+	}
+}
+
+// The upstream can neither set nor clear any of Gatehouse's cookies (SS8):
+// the session cookie, its name without the __Host- prefix, and the other
+// cookies Gatehouse sets; its own cookies pass.
+func TestUpstreamCannotSetOwnCookies(t *testing.T) {
+	const hostName = "__Host-" + DefaultCookieName
+	e := newEnv(t, func(c *Config) {
+		c.CookieName = hostName
+		c.OwnCookies = []string{"__Host-gatehouse_oauth"}
+	})
+	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
+		for _, line := range []string{
+			hostName + "=planted; Path=/; Secure", DefaultCookieName + "=planted",
+			"__Host-gatehouse_oauth=; Max-Age=0", "theme=dark",
+		} {
+			w.Header().Add("Set-Cookie", line)
+		}
+	}
+	res := e.serve(get("/app", "Cookie", hostName+"="+e.signIn(sessionID)))
+	if got := res.Header.Values("Set-Cookie"); len(got) != 1 || got[0] != "theme=dark" {
+		t.Fatalf("Set-Cookie %q, want only theme=dark", got)
 	}
 }

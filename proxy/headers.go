@@ -142,44 +142,41 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// rewrite builds the upstream request (PX2, PX3, SS8). ReverseProxy calls it
-// after removing hop-by-hop headers, so a "Connection: X-Forwarded-User"
-// cannot remove what is set here, and after deleting the client's
-// Forwarded and X-Forwarded-For/-Host/-Proto.
+// rewrite builds the upstream request (PX2, PX3, SS8): ReverseProxy's
+// Rewrite. ReverseProxy calls it after removing hop-by-hop headers, so a
+// "Connection: X-Forwarded-User" cannot remove what is set here, and after
+// deleting the client's Forwarded and X-Forwarded-For/-Host/-Proto and the
+// query parameters Go cannot parse.
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.upstream)
-	state, ok := pr.In.Context().(*forwardState)
-	if !ok {
-		state = new(forwardState) // not sent by forward: nobody is signed in
-	}
-	p.setUpstreamHeaders(pr.Out.Header, pr.In, state)
+	// Request trailers are not forwarded: the server fills them in once the
+	// body is read, after every header check, so they could carry a forged
+	// identity or the session cookie (PX1, SS8).
+	pr.Out.Trailer = nil
+	p.setUpstreamHeaders(pr.Out.Header, pr.In, identityOf(pr.In.Context()))
 }
 
-// setUpstreamHeaders completes the upstream request's header out, built
-// from in without hop-by-hop headers and without the client's Forwarded and
-// X-Forwarded-For/-Host/-Proto (by ReverseProxy for an upgrade, by
-// upstreamHeader otherwise): the session cookie goes, the identity of the
-// session and the forwarding headers come.
-func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, state *forwardState) {
-	session.RemoveCookies(out, p.cookieName)
-	for _, name := range p.stripped {
-		session.RemoveCookies(out, name)
-	}
+// setUpstreamHeaders completes the upstream request's header out, a copy of
+// in's without hop-by-hop headers and without the client's Forwarded and
+// X-Forwarded-For/-Host/-Proto: Gatehouse's cookies go, the identity (none
+// when id is nil) and the forwarding headers come.
+func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, id *identity) {
+	session.RemoveCookies(out, p.ownCookies...)
 
-	// The values set below share one backing array, the request's
-	// forwardState's: no allocation of their own.
+	// The values set below share one backing array: one allocation.
+	values := new([7]string)
 	set := func(i int, name, value string) {
-		state.values[i] = value
-		out[name] = state.values[i : i+1 : i+1]
+		values[i] = value
+		out[name] = values[i : i+1 : i+1]
 	}
-	if state.signedIn {
-		set(0, "X-Forwarded-User", state.userID)
-		set(1, "X-Forwarded-Email", state.email)
-		if state.groups != "" {
-			set(5, "X-Forwarded-Groups", state.groups)
+	if id != nil {
+		set(0, "X-Forwarded-User", id.userID)
+		set(1, "X-Forwarded-Email", id.email)
+		if id.groups != "" {
+			set(5, "X-Forwarded-Groups", id.groups)
 		}
-		if state.assertion != "" {
-			set(6, AssertionHeader, state.assertion)
+		if id.assertion != "" {
+			set(6, AssertionHeader, id.assertion)
 		}
 	}
 	forwardedFor, trusted := p.forwardedFor(in)
@@ -189,8 +186,7 @@ func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, state *for
 	set(3, "X-Forwarded-Host", in.Host)
 	set(4, "X-Forwarded-Proto", p.forwardedProto(in, trusted))
 	// Set again from the inbound request when "Connection: X-Request-Id"
-	// has removed it from the outbound one. Only then: assigning even an
-	// existing key to a map holding 8 entries grows it (3 allocations).
+	// has removed it from the outbound one.
 	if v, ok := in.Header[RequestIDHeader]; ok {
 		if _, kept := out[RequestIDHeader]; !kept {
 			out[RequestIDHeader] = v

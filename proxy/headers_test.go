@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/netip"
 	"strings"
 	"testing"
@@ -214,5 +216,40 @@ func TestForbiddenHeaderSpellings(t *testing.T) {
 		if forbiddenHeader(name) {
 			t.Errorf("%q removed", name)
 		}
+	}
+}
+
+// rewrite sets the identity and forwarding headers with one allocation of
+// its own (the backing array of their values), and assigns no key that is
+// already there: with a small request (User-Agent, Cookie, X-Request-Id)
+// the outbound header map holds exactly 8 entries, a full small map, which
+// one more assignment would grow. The outbound map is cloned inside the
+// measured function, as ReverseProxy does; the clone's own allocations are
+// subtracted.
+func TestRewriteAllocations(t *testing.T) {
+	p := newEnv(t).proxy
+	in := httptest.NewRequest(http.MethodGet, "http://gatehouse.test/page", nil)
+	in.RemoteAddr = "192.0.2.1:1234"
+	in.Header = http.Header{
+		"User-Agent":    {"load/1"},
+		"Cookie":        {p.cookieName + "=secret"},
+		RequestIDHeader: {"0123456789abcdef0123456789abcdef"},
+	}
+	id := &identity{userID: "u1", email: "a@example.com", assertion: "header.claims.signature"}
+	in = in.WithContext(context.WithValue(in.Context(), identityKey{}, id))
+	out := in.Clone(in.Context())
+	clone := testing.AllocsPerRun(200, func() { out.Header = in.Header.Clone() })
+	both := testing.AllocsPerRun(200, func() {
+		out.Header = in.Header.Clone()
+		p.rewrite(&httputil.ProxyRequest{In: in, Out: out})
+	})
+	if len(out.Header) != 8 {
+		t.Fatalf("outbound header has %d entries, the test wants 8: %v", len(out.Header), out.Header)
+	}
+	if got := out.Header.Get(RequestIDHeader); got != "0123456789abcdef0123456789abcdef" {
+		t.Errorf("X-Request-Id %q", got)
+	}
+	if extra := both - clone; extra > 1 { // the ProxyRequest itself may escape
+		t.Errorf("rewrite allocates %v times per request, want at most 1", extra)
 	}
 }

@@ -16,16 +16,14 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -116,11 +114,12 @@ type Proxy struct {
 	gate       *session.Gate
 	policy     AccessPolicy
 	cookieName string
-	// stripped are the cookies removed before forwarding besides
-	// cookieName (SS8): cookieName without its __Host- or __Secure- prefix,
-	// the name browsers that signed in before the prefix (v1, an http
-	// deployment) still send a live session id under, and Config.OwnCookies.
-	stripped   []string
+	// ownCookies are Gatehouse's cookies (SS8): never forwarded to the
+	// upstream, never set or cleared by it. cookieName, then cookieName
+	// without its __Host- or __Secure- prefix (the name browsers that
+	// signed in before the prefix, v1 or an http deployment, still send a
+	// live session id under), then Config.OwnCookies.
+	ownCookies []string
 	public     publicPaths
 	denier     web.Denier
 	trusted    web.TrustedProxies
@@ -131,8 +130,7 @@ type Proxy struct {
 	logger     *slog.Logger
 	metrics    *metrics
 	access     *AccessLog
-	reverse    *httputil.ReverseProxy // WebSocket upgrades; the rest goes through send
-	transport  http.RoundTripper
+	reverse    *httputil.ReverseProxy // the one forwarding engine: see forward.go
 	// authBodyTimeout bounds reading a body under /auth/: AuthBodyTimeout.
 	authBodyTimeout time.Duration
 }
@@ -193,14 +191,15 @@ func New(cfg Config) (*Proxy, error) {
 	if p.cookieName == "" {
 		p.cookieName = DefaultCookieName
 	}
+	p.ownCookies = []string{p.cookieName}
 	for _, prefix := range []string{"__Host-", "__Secure-"} {
 		if name, ok := strings.CutPrefix(p.cookieName, prefix); ok && name != "" {
-			p.stripped = append(p.stripped, name)
+			p.ownCookies = append(p.ownCookies, name)
 		}
 	}
 	for _, name := range cfg.OwnCookies {
-		if name != "" && name != p.cookieName {
-			p.stripped = append(p.stripped, name)
+		if name != "" && !slices.Contains(p.ownCookies, name) {
+			p.ownCookies = append(p.ownCookies, name)
 		}
 	}
 	if p.baseURL == nil {
@@ -229,14 +228,15 @@ func New(cfg Config) (*Proxy, error) {
 		}
 		transport = NewTransport(timeout)
 	}
-	p.transport = transport
 	p.reverse = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      transport,
 		BufferPool:     bufferPool{},
-		ModifyResponse: p.modifyUpgradeResponse,
+		ModifyResponse: p.guardResponse,
 		ErrorHandler:   p.upstreamError,
-		ErrorLog:       slog.NewLogLogger(p.logger.Handler(), slog.LevelWarn),
+		// What ReverseProxy logs itself (a body copy that failed) is
+		// logged with the request's id by guardedBody and upstreamError.
+		ErrorLog: slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
 	}
 	return p, nil
 }
@@ -326,72 +326,4 @@ func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) outcome {
 	}
 	p.denier.Deny(w, r)
 	return o
-}
-
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, sess storage.Session, signedIn, public bool) outcome {
-	state := &forwardState{Context: r.Context(), signedIn: signedIn}
-	if signedIn {
-		state.userID, state.email, state.groups = sess.UserID, sess.Email, sess.Groups
-		if p.assertions != nil {
-			token, err := p.assertions.Token(sess)
-			if err != nil { // no signing key: fail closed, as without a store
-				p.metrics.failed.Inc()
-				p.logger.LogAttrs(r.Context(), slog.LevelError, "identity assertion failed",
-					slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
-				web.WriteProblem(w, r, storeUnavailable)
-				return outcomeError
-			}
-			state.assertion = token
-		}
-	}
-	if _, upgrade := r.Header["Upgrade"]; upgrade { // WebSocket: dropUpgrade left no other
-		p.reverse.ServeHTTP(&upgradeWriter{ResponseWriter: w, cookieName: p.cookieName}, r.WithContext(state))
-	} else {
-		p.send(w, r, state)
-	}
-	switch {
-	case state.failed:
-		p.metrics.failed.Inc()
-		return outcomeError
-	case public:
-		p.metrics.public.Inc()
-		return outcomePublic
-	default:
-		p.metrics.forwarded.Inc()
-		return outcomeForwarded
-	}
-}
-
-// forwardState carries one forwarded request's identity to Rewrite and its
-// failure to the metrics. It is the request's context itself, so passing it
-// costs one allocation, not a context node plus a value.
-type forwardState struct {
-	context.Context
-	userID, email, groups string
-	assertion             string // the signed identity assertion, when enabled
-	signedIn              bool
-	failed                bool      // set by the ErrorHandler
-	values                [7]string // backing array of the header values rewrite sets
-
-	// For send: the 1xx answers the transport reports go to w until the
-	// round trip is done.
-	w             http.ResponseWriter
-	cookieName    string // the session cookie's: never set by the upstream
-	trace         httptrace.ClientTrace
-	mu            sync.Mutex
-	roundTripDone bool
-}
-
-type forwardStateKey struct{}
-
-func (s *forwardState) Value(key any) any {
-	if key == (forwardStateKey{}) {
-		return s
-	}
-	return s.Context.Value(key)
-}
-
-func stateOf(ctx context.Context) *forwardState {
-	s, _ := ctx.Value(forwardStateKey{}).(*forwardState)
-	return s
 }
