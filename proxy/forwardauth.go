@@ -60,7 +60,7 @@ func isCheckPath(r *http.Request) bool {
 // are removed: the forwarded headers are its input.
 func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 	web.NoStore(w.Header())
-	if peer, _ := peerAddr(r.RemoteAddr); !peer.IsValid() || !trusts(p.checkPeers, peer) {
+	if !p.checkPeers.Contains(web.PeerAddr(r.RemoteAddr)) {
 		web.WriteProblem(w, r, forbiddenPeer)
 		return
 	}

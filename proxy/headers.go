@@ -73,14 +73,9 @@ func urlRebuildingHeader(name string) bool {
 	return false
 }
 
-// peerTrusted reports whether the TCP peer is one of --trusted-proxies. It
-// does not allocate.
-func (p *Proxy) peerTrusted(remoteAddr string) bool {
-	if len(p.trusted) == 0 {
-		return false
-	}
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	return err == nil && trusts(p.trusted, ap.Addr().Unmap())
+// peerTrusted reports whether r's TCP peer is one of --trusted-proxies.
+func (p *Proxy) peerTrusted(r *http.Request) bool {
+	return len(p.trusted) > 0 && p.trusted.Contains(web.PeerAddr(r.RemoteAddr))
 }
 
 func forbiddenHeader(name string) bool {
@@ -201,39 +196,27 @@ func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, id *identi
 	}
 }
 
-// forwardedFor is the X-Forwarded-For to send: the peer's address, or, when
-// the peer is a trusted proxy, the chain it passed on from the first address
-// it did not itself trust (web.TrustedProxies.ClientIP) followed by the
-// peer. Hops left of that address are the client's own claims and dropped.
+// forwardedFor is the X-Forwarded-For to send: the peer's address, or,
+// when the peer is a trusted proxy, the chain it passed on from the first
+// address it did not itself trust (web.TrustedProxies.Walk, the reading
+// ClientIP makes too) followed by the peer. Hops left of that address are
+// the client's own claims and dropped.
 func (p *Proxy) forwardedFor(r *http.Request) (chain string, trusted bool) {
-	peer, host := peerAddr(r.RemoteAddr)
-	if !peer.IsValid() || !trusts(p.trusted, peer) {
-		return host, false
+	var room [4]netip.Addr
+	hops := room[:0] // nearest first
+	peer, trusted := p.trusted.Walk(r, func(a netip.Addr) { hops = append(hops, a) })
+	switch {
+	case !peer.IsValid():
+		return "", false
+	case len(hops) == 0:
+		return addrText(r.RemoteAddr, peer), trusted
 	}
-	var believed []string // right to left
-	hops := r.Header.Values("X-Forwarded-For")
-walk:
+	b := make([]byte, 0, 16*(len(hops)+1))
 	for i := len(hops) - 1; i >= 0; i-- {
-		parts := strings.Split(hops[i], ",")
-		for j := len(parts) - 1; j >= 0; j-- {
-			a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
-			if err != nil {
-				break walk
-			}
-			a = a.Unmap()
-			believed = append(believed, a.String())
-			if !trusts(p.trusted, a) {
-				break walk
-			}
-		}
+		b = hops[i].AppendTo(b)
+		b = append(b, ", "...)
 	}
-	var b strings.Builder
-	for i := len(believed) - 1; i >= 0; i-- {
-		b.WriteString(believed[i])
-		b.WriteString(", ")
-	}
-	b.WriteString(host)
-	return b.String(), true
+	return string(peer.AppendTo(b)), trusted
 }
 
 // forwardedProto is https when Gatehouse terminates TLS; behind a trusted
@@ -251,25 +234,13 @@ func (p *Proxy) forwardedProto(r *http.Request, trusted bool) string {
 	return p.proto
 }
 
-// peerAddr parses the TCP peer; host is its text form without the port,
-// empty when the peer is not an IP address.
-func peerAddr(remoteAddr string) (netip.Addr, string) {
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	if err != nil {
-		return netip.Addr{}, ""
-	}
-	if a := ap.Addr(); a.Is4() {
-		return a, remoteAddr[:strings.LastIndexByte(remoteAddr, ':')] // no allocation
-	}
-	a := ap.Addr().Unmap()
-	return a, a.String()
-}
-
-func trusts(t web.TrustedProxies, a netip.Addr) bool {
-	for _, prefix := range t {
-		if prefix.Contains(a) {
-			return true
+// addrText is the text of a, the address of remoteAddr: for the common
+// "a.b.c.d:port", a piece of remoteAddr, which costs no allocation.
+func addrText(remoteAddr string, a netip.Addr) string {
+	if a.Is4() && !strings.HasPrefix(remoteAddr, "[") {
+		if host, _, ok := strings.Cut(remoteAddr, ":"); ok {
+			return host
 		}
 	}
-	return false
+	return a.String()
 }

@@ -257,7 +257,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 
 	// 1. Forged identity and routing headers go, on every path (PX1, PX4,
 	// RH1), and the request gets the id its log lines share (LG2).
-	removeClientHeaders(r.Header, p.peerTrusted(r.RemoteAddr))
+	removeClientHeaders(r.Header, p.peerTrusted(r))
 	dropUpgrade(r) // only WebSocket may upgrade (UP1)
 	p.setRequestID(r)
 
