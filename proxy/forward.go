@@ -10,7 +10,6 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
-	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 // Forwarding. Every request that goes on to the upstream, WebSocket
@@ -34,10 +33,11 @@ func identityOf(ctx context.Context) *identity {
 	return id
 }
 
-// forward sends r to the upstream with the identity of s when signedIn,
-// and reports what became of it.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, s storage.Session, signedIn, public bool) outcome {
-	if signedIn {
+// forward sends r to the upstream, with the identity of d's session when it
+// counts, and reports what became of it.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d decision) outcome {
+	if d.signedIn {
+		s := d.session
 		id := &identity{userID: s.UserID, email: s.Email, groups: s.Groups}
 		if p.assertions != nil {
 			token, err := p.assertions.Token(s)
@@ -62,7 +62,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, s storage.Sessio
 	case failed:
 		p.metrics.failed.Inc()
 		return outcomeError
-	case public:
+	case d.public:
 		p.metrics.public.Inc()
 		return outcomePublic
 	default:

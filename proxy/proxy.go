@@ -70,7 +70,7 @@ type Config struct {
 	LastSeen *session.LastSeen
 	// Policy, when set, is checked on every request with a session:
 	// refused, a protected path answers 403 access_denied and a public path
-	// is served as to nobody.
+	// is served as to nobody (see decide).
 	Policy AccessPolicy
 	// Gate, when set, is the session check shared with the /auth/ handlers;
 	// nil: one built from Sessions, LastSeen, CookieName, IdleTTL and Clock.
@@ -120,7 +120,7 @@ type Proxy struct {
 	// signed in before the prefix, v1 or an http deployment, still send a
 	// live session id under), then Config.OwnCookies.
 	ownCookies []string
-	public     publicPaths
+	routes     routes // --public-path for now: see decide.go
 	denier     web.Denier
 	trusted    web.TrustedProxies
 	assertions Assertions
@@ -175,7 +175,7 @@ func New(cfg Config) (*Proxy, error) {
 		gate:       cfg.Gate,
 		policy:     cfg.Policy,
 		cookieName: cfg.CookieName,
-		public:     public,
+		routes:     public,
 		denier:     cfg.Denier,
 		trusted:    cfg.TrustedProxies,
 		assertions: cfg.Assertions,
@@ -270,38 +270,28 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 		return served{outcome: outcomeAuth, path: r.URL.Path}
 	}
 
-	// 4. The session, read from the store on every request (SS3, SS7, SS9).
-	sess, signedIn, err := p.gate.Check(r)
-	if err != nil {
+	// 4. The decision: route, session (read from the store on every
+	// request: SS3, SS7, SS9) and access policy (AP2), on the cleaned
+	// path and the request's own method and Host (PX4, PX5).
+	d := p.decide(r, target{method: r.Method, host: r.Host, path: r.URL.Path})
+	switch d.verdict {
+	case verdictUnavailable:
 		p.metrics.failed.Inc()
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
+			slog.String("request_id", requestID(r)), slog.String("error", d.err.Error()))
 		web.WriteProblem(w, r, storeUnavailable)
 		return served{outcome: outcomeError, path: r.URL.Path}
-	}
-
-	// 5. Public paths pass with or without a session.
-	public := p.public.match(r.URL.Path)
-
-	// 6. The access policy, from memory and the session record (AP2): a
-	// refused user is nobody on a public path and gets 403 elsewhere.
-	if signedIn && p.policy != nil && !p.policy.Passes(sess.Email, false, sess.Groups) {
-		if !public {
-			p.metrics.refused.Inc()
-			p.denier.AccessDenied(w, r)
-			return served{outcome: outcomeRefused, path: r.URL.Path, userID: sess.UserID}
-		}
-		signedIn = false
-	}
-
-	// 7. Protected without a session: the --mode answer, nothing forwarded.
-	if !signedIn && !public {
+	case verdictDenied:
+		p.metrics.refused.Inc()
+		p.refuse(w, r, d.problem)
+		return served{outcome: outcomeRefused, path: r.URL.Path, userID: d.session.UserID}
+	case verdictSignIn: // the --mode answer, nothing forwarded
 		return served{outcome: p.deny(w, r), path: r.URL.Path}
 	}
 
-	// 8. Forward, with the identity of a valid session.
-	return served{outcome: p.forward(w, r, sess, signedIn, public), path: r.URL.Path, userID: sess.UserID}
+	// 5. Forward, with the identity of the session when it counts.
+	return served{outcome: p.forward(w, r, d), path: r.URL.Path, userID: d.session.UserID}
 }
 
 func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
