@@ -219,13 +219,3 @@ func unhex(c byte) byte {
 	}
 	return c - 'A' + 10
 }
-
-// hasControlByte reports whether p holds an ASCII control byte or DEL.
-func hasControlByte(p string) bool {
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c < 0x20 || c == 0x7f {
-			return true
-		}
-	}
-	return false
-}

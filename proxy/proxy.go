@@ -16,6 +16,7 @@
 package proxy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,9 +57,6 @@ const DefaultCookieName = "gatehouse_session"
 // DefaultUpstreamTimeout bounds the wait for the upstream's response
 // headers when Config.UpstreamTimeout is zero.
 const DefaultUpstreamTimeout = 60 * time.Second
-
-// AuthBodyLimit caps request bodies under /auth/ (PX6).
-const AuthBodyLimit = web.MaxAuthBody
 
 // Config holds what a Proxy needs. Upstream, Auth and Sessions are required.
 type Config struct {
@@ -174,22 +172,19 @@ func New(cfg Config) (*Proxy, error) {
 		auth:       cfg.Auth,
 		gate:       cfg.Gate,
 		policy:     cfg.Policy,
-		cookieName: cfg.CookieName,
+		cookieName: cmp.Or(cfg.CookieName, DefaultCookieName),
 		routes:     public,
 		denier:     cfg.Denier,
 		trusted:    cfg.TrustedProxies,
 		assertions: cfg.Assertions,
 		checkPeers: cfg.ForwardAuthTrusted,
-		baseURL:    cfg.BaseURL,
+		baseURL:    cmp.Or(cfg.BaseURL, cfg.Denier.BaseURL),
 		proto:      "http",
-		logger:     cfg.Logger,
+		logger:     cmp.Or(cfg.Logger, slog.Default()),
 		metrics:    m,
 		access:     cfg.AccessLog,
 
 		authBodyTimeout: AuthBodyTimeout,
-	}
-	if p.cookieName == "" {
-		p.cookieName = DefaultCookieName
 	}
 	p.ownCookies = []string{p.cookieName}
 	for _, prefix := range []string{"__Host-", "__Secure-"} {
@@ -201,9 +196,6 @@ func New(cfg Config) (*Proxy, error) {
 		if name != "" && !slices.Contains(p.ownCookies, name) {
 			p.ownCookies = append(p.ownCookies, name)
 		}
-	}
-	if p.baseURL == nil {
-		p.baseURL = cfg.Denier.BaseURL
 	}
 	if len(p.checkPeers) > 0 && p.baseURL == nil {
 		return nil, errors.New("proxy: the check endpoints need BaseURL")
@@ -217,16 +209,9 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.TLS {
 		p.proto = "https"
 	}
-	if p.logger == nil {
-		p.logger = slog.Default()
-	}
 	transport := cfg.Transport
 	if transport == nil {
-		timeout := cfg.UpstreamTimeout
-		if timeout <= 0 {
-			timeout = DefaultUpstreamTimeout
-		}
-		transport = NewTransport(timeout)
+		transport = NewTransport(cmp.Or(max(cfg.UpstreamTimeout, 0), DefaultUpstreamTimeout))
 	}
 	p.reverse = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -241,10 +226,7 @@ func New(cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
-var (
-	storeUnavailable = web.NewProblem(http.StatusServiceUnavailable, "store_unavailable", "Service temporarily unavailable")
-	bodyTooLarge     = web.NewProblem(http.StatusRequestEntityTooLarge, "request_too_large", "Request body too large")
-)
+var storeUnavailable = web.NewProblem(http.StatusServiceUnavailable, "store_unavailable", "Service temporarily unavailable")
 
 // serve runs the steps of the request path in order.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
@@ -292,18 +274,6 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 
 	// 5. Forward, with the identity of the session when it counts.
 	return served{outcome: p.forward(w, r, d), path: r.URL.Path, userID: d.session.UserID}
-}
-
-func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength > AuthBodyLimit {
-		web.WriteProblem(w, r, bodyTooLarge)
-		return
-	}
-	if r.Body != nil && r.Body != http.NoBody {
-		withBodyDeadline(w, r, p.authBodyTimeout)
-		r.Body = http.MaxBytesReader(w, r.Body, AuthBodyLimit)
-	}
-	p.auth.ServeHTTP(w, r)
 }
 
 func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) outcome {

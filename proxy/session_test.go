@@ -259,9 +259,9 @@ func TestProxyRecordsLastSeenOffRequestPath(t *testing.T) {
 	}
 }
 
-// Issue 10, item 8: with an idle TTL shorter than the default touch interval,
-// a session used every few seconds stays active in the store: last-seen is
-// written often enough that the idle sweep never takes it.
+// With an idle TTL shorter than the default touch interval, a session used
+// every few seconds stays active in the store: last-seen is written often
+// enough that the idle sweep never takes it.
 func TestShortIdleTTLKeepsActiveSessions(t *testing.T) {
 	const idle = 40 * time.Second
 	e := newEnv(t, func(c *Config) { c.IdleTTL = idle })

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -161,9 +162,4 @@ func (l *LastSeen) now() time.Time {
 	return time.Now()
 }
 
-func (l *LastSeen) logger() *slog.Logger {
-	if l.Logger != nil {
-		return l.Logger
-	}
-	return slog.Default()
-}
+func (l *LastSeen) logger() *slog.Logger { return cmp.Or(l.Logger, slog.Default()) }

@@ -60,6 +60,10 @@ func acceptQ(r *http.Request) (htmlQ, jsonQ float64) {
 // own, so that either one mounted alone is still capped.
 const MaxAuthBody = 16 << 10
 
+// BodyTooLarge is the answer to a body over MaxAuthBody, declared by its
+// Content-Length or found while reading a chunked one.
+var BodyTooLarge = NewProblem(http.StatusRequestEntityTooLarge, "body_too_large", "Request body too large")
+
 // NoStore marks an answer as not cacheable by browsers or shared caches.
 func NoStore(h http.Header) {
 	h.Set("Cache-Control", "no-store")
