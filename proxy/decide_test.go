@@ -60,7 +60,7 @@ func TestRouteAskedWithWhatIsForwarded(t *testing.T) {
 	if got, want := rr.last(), "gate.example.com DELETE /d"; got != want {
 		t.Errorf("forward-auth asked for %q, want %q", got, want)
 	}
-	if res := e.serve(withCookie(authRequest("https://[2001:DB8::1]:8443/e//f"), id)); res.StatusCode != http.StatusOK {
+	if res := e.serve(withCookie(authRequest("https://[2001:dB8::1]:8443/e//f"), id)); res.StatusCode != http.StatusOK {
 		t.Fatalf("auth-request: status %d", res.StatusCode)
 	}
 	if got, want := rr.last(), "2001:db8::1 GET /e/f"; got != want {
@@ -109,7 +109,7 @@ func TestRouteHost(t *testing.T) {
 		"app.example.com.":      "app.example.com",
 		"app.example.com:8443":  "app.example.com",
 		"APP.example.com.:80":   "app.example.com",
-		"[2001:DB8::1]:443":     "2001:db8::1",
+		"[2001:dB8::1]:443":     "2001:db8::1",
 		"[2001:db8::1]":         "2001:db8::1",
 		"192.0.2.1:80":          "192.0.2.1",
 		"":                      "",
