@@ -14,7 +14,8 @@ import (
 // Caddy) Gatehouse's decision on a request it holds (FA1). They answer only
 // peers in Config.ForwardAuthTrusted, refuse any missing, duplicated or
 // malformed forwarded header with 400, clean the original path exactly as
-// the proxy does, and allow only a signed-in session or a public path.
+// the proxy does, and answer the proxy's own decision (decide) on it: 200
+// only for a signed-in session or a public route.
 const (
 	// ForwardAuthPath serves Traefik ForwardAuth and Caddy forward_auth:
 	// X-Forwarded-Method, -Proto, -Host and -Uri describe the request.

@@ -1,7 +1,8 @@
 // Package web holds the HTTP answers that the proxy and the auth flows share:
 // content negotiation (JSON or HTML), RFC 9457 problem objects, the
-// unauthenticated answer chosen by --mode, and the client address behind
-// trusted proxies.
+// unauthenticated answer chosen by --mode, the refusal pages, and the one
+// reading of X-Forwarded-For behind trusted proxies (TrustedProxies.Walk,
+// ClientIP).
 //
 // Dependencies: standard library only. proxy and authflows both import web;
 // web imports neither.
