@@ -105,7 +105,6 @@ FUZZTIME ?= 300000x
 .PHONY: fuzz
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCleanPath$$' -fuzztime $(FUZZTIME) ./proxy/
-	$(GO) test -run '^$$' -fuzz '^FuzzSessionCookie$$' -fuzztime $(FUZZTIME) ./proxy/
+	$(GO) test -run '^$$' -fuzz '^FuzzSessionCookie$$' -fuzztime $(FUZZTIME) ./proxy/session/
 	$(GO) test -run '^$$' -fuzz '^FuzzHeaderScrubber$$' -fuzztime $(FUZZTIME) ./proxy/
-	$(GO) test -run '^$$' -fuzz '^FuzzIsEventStream$$' -fuzztime $(FUZZTIME) ./proxy/
 	$(GO) test -run '^$$' -fuzz '^FuzzLocalRedirect$$' -fuzztime $(FUZZTIME) ./authflows/

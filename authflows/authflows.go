@@ -21,9 +21,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -87,7 +87,7 @@ type Config struct {
 	Store Store
 	// Gate is the session check shared with the proxy; nil: one built from
 	// Store, CookieName, SessionIdleTTL and Clock (without last-seen writes).
-	Gate       *proxy.Gate
+	Gate       *session.Gate
 	Denier     web.Denier                     // answers link requests without a session, per --mode
 	ClientIP   func(*http.Request) netip.Addr // client address behind trusted proxies
 	Clock      func() time.Time
@@ -105,7 +105,7 @@ type Config struct {
 type Handler struct {
 	cfg     Config
 	store   Store
-	gate    *proxy.Gate
+	gate    *session.Gate
 	log     *slog.Logger
 	now     func() time.Time
 	mux     *http.ServeMux
@@ -158,7 +158,7 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	}
 	h := &Handler{cfg: cfg, store: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock, mux: http.NewServeMux()}
 	if h.gate == nil {
-		h.gate = &proxy.Gate{Sessions: cfg.Store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, Clock: cfg.Clock}
+		h.gate = &session.Gate{Sessions: cfg.Store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, Clock: cfg.Clock}
 	}
 	var err error
 	if h.metrics, err = newMetrics(cfg.Registerer); err != nil {

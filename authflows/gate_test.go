@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -13,12 +13,12 @@ import (
 // idle timeout exactly as proxied activity does, and a session the gate
 // refuses is refused here too.
 func TestAuthActivityRefreshesIdle(t *testing.T) {
-	var lastSeen *proxy.LastSeen
+	var lastSeen *session.LastSeen
 	var gone []storage.Hash
 	e := newTestEnv(t, func(c *Config) {
 		c.SessionIdleTTL = 30 * time.Minute
-		lastSeen = &proxy.LastSeen{Store: c.Store.(proxy.SessionToucher), Clock: c.Clock}
-		c.Gate = &proxy.Gate{
+		lastSeen = &session.LastSeen{Store: c.Store.(session.SessionToucher), Clock: c.Clock}
+		c.Gate = &session.Gate{
 			Sessions: c.Store, CookieName: c.CookieName, IdleTTL: c.SessionIdleTTL,
 			LastSeen: lastSeen, Clock: c.Clock,
 			Gone: func(h storage.Hash) { gone = append(gone, h) },
@@ -64,7 +64,7 @@ func TestAuthActivityRefreshesIdle(t *testing.T) {
 func TestLogoutReportsSessionGone(t *testing.T) {
 	var gone []storage.Hash
 	e := newTestEnv(t, func(c *Config) {
-		c.Gate = &proxy.Gate{Sessions: c.Store, CookieName: c.CookieName, IdleTTL: c.SessionIdleTTL, Clock: c.Clock,
+		c.Gate = &session.Gate{Sessions: c.Store, CookieName: c.CookieName, IdleTTL: c.SessionIdleTTL, Clock: c.Clock,
 			Gone: func(h storage.Hash) { gone = append(gone, h) }}
 	})
 	u := e.CreateUser(t, "bye@example.com", "")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/proxy"
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -14,9 +14,9 @@ import (
 // the flows depending on the whole storage.Store.
 
 // sessionStore: making and ending sessions (session.go) and looking one up
-// through the session gate (proxy.Gate).
+// through the session gate (session.Gate).
 type sessionStore interface {
-	proxy.SessionSource
+	session.SessionSource
 	CreateSession(ctx context.Context, s storage.Session) error
 	DeleteSession(ctx context.Context, idHash storage.Hash) error
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
@@ -38,7 +39,7 @@ func assertionEnv(t *testing.T) (*env, *assertion.Issuer, string) {
 			t.Fatal(err)
 		}
 		c.Assertions = issuer
-		c.Gate = &Gate{Sessions: c.Sessions, CookieName: DefaultCookieName, IdleTTL: c.IdleTTL, LastSeen: c.LastSeen, Clock: c.Clock, Gone: issuer.Drop}
+		c.Gate = &session.Gate{Sessions: c.Sessions, CookieName: DefaultCookieName, IdleTTL: c.IdleTTL, LastSeen: c.LastSeen, Clock: c.Clock, Gone: issuer.Drop}
 		jwksURL = jwks.URL
 	})
 	return e, issuer, jwksURL

@@ -2,13 +2,17 @@ package proxy
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
 // PX6: a body under /auth/ that stops arriving is cut once the read
@@ -57,5 +61,37 @@ func TestAuthBodyReadIsBounded(t *testing.T) {
 	}
 	if got := body(t, res); got != "read 13" {
 		t.Errorf("whole body: %q", got)
+	}
+}
+
+// PX6: bodies under /auth/ are capped.
+
+func TestAuthBodyCap(t *testing.T) {
+	e := newEnv(t)
+	big := strings.Repeat("a", web.MaxAuthBody+1)
+	res := e.serve(httptest.NewRequest("POST", "/auth/login", strings.NewReader(big)))
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("declared oversize body: status %d", res.StatusCode)
+	}
+	if p := decodeProblem(t, res); p.Code != web.BodyTooLarge.Code {
+		t.Fatalf("declared oversize body: code %q, want %q", p.Code, web.BodyTooLarge.Code)
+	}
+	if e.auth.count() != 0 {
+		t.Fatal("oversize body reached the auth handler")
+	}
+
+	var readErr error
+	e.auth.handler = func(w http.ResponseWriter, r *http.Request) {
+		_, readErr = r.Body.Read(make([]byte, 2*web.MaxAuthBody))
+		for readErr == nil {
+			_, readErr = r.Body.Read(make([]byte, 1024))
+		}
+	}
+	r := httptest.NewRequest("POST", "/auth/login", strings.NewReader(big))
+	r.ContentLength = -1 // chunked: the cap is enforced while reading
+	e.serve(r)
+	var tooLarge *http.MaxBytesError
+	if !errors.As(readErr, &tooLarge) {
+		t.Fatalf("reading an unbounded body: %v", readErr)
 	}
 }

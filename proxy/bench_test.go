@@ -19,6 +19,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
@@ -82,7 +83,7 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 		Upstream:    upURL,
 		Auth:        http.NotFoundHandler(),
 		Sessions:    store,
-		LastSeen:    &LastSeen{Store: store},
+		LastSeen:    &session.LastSeen{Store: store},
 		PublicPaths: []string{"/static"},
 		Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
 		IdleTTL:     time.Hour,
@@ -110,7 +111,7 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 		Upstream:    upURL,
 		Auth:        http.NotFoundHandler(),
 		Sessions:    store,
-		LastSeen:    &LastSeen{Store: store},
+		LastSeen:    &session.LastSeen{Store: store},
 		Policy:      pol,
 		PublicPaths: []string{"/static"},
 		Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
@@ -139,7 +140,7 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 		Upstream:           upURL,
 		Auth:               http.NotFoundHandler(),
 		Sessions:           store,
-		LastSeen:           &LastSeen{Store: store},
+		LastSeen:           &session.LastSeen{Store: store},
 		PublicPaths:        []string{"/static"},
 		Denier:             web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
 		IdleTTL:            time.Hour,
@@ -165,7 +166,7 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 		Upstream:    upURL,
 		Auth:        http.NotFoundHandler(),
 		Sessions:    store,
-		LastSeen:    &LastSeen{Store: store},
+		LastSeen:    &session.LastSeen{Store: store},
 		PublicPaths: []string{"/static"},
 		Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
 		IdleTTL:     time.Hour,

@@ -14,12 +14,12 @@ import (
 	"time"
 )
 
-// The forwarding path (send) does what ReverseProxy did for requests that
-// do not upgrade; these tests pin what the other tests do not reach.
+// The forwarding path (forward.go, one httputil.ReverseProxy for every
+// request): these tests pin what the other tests do not reach.
 
 // Hop-by-hop headers go both ways, those the Connection header names
 // included, and "Te: trailers" is passed on when the client sent it.
-func TestSendDropsHopByHopHeaders(t *testing.T) {
+func TestForwardDropsHopByHopHeaders(t *testing.T) {
 	e := newEnv(t)
 	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "X-Upstream-Private")
@@ -59,7 +59,7 @@ func TestSendDropsHopByHopHeaders(t *testing.T) {
 
 // The inbound request keeps its own header values: the upstream request
 // shares them, and the session cookie is taken out of a copy.
-func TestSendLeavesInboundHeadersAlone(t *testing.T) {
+func TestForwardLeavesInboundHeadersAlone(t *testing.T) {
 	e := newEnv(t)
 	r := get("/app", "Cookie", "theme=dark; "+DefaultCookieName+"="+e.signIn(sessionID)) // one line: removeCookie edits it
 	before := append([]string(nil), r.Header["Cookie"]...)
@@ -73,7 +73,7 @@ func TestSendLeavesInboundHeadersAlone(t *testing.T) {
 }
 
 // A request body reaches the upstream whole; an empty one is no body.
-func TestSendForwardsBodies(t *testing.T) {
+func TestForwardPassesBodies(t *testing.T) {
 	e := newEnv(t)
 	var got []string
 	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +107,7 @@ func TestSendForwardsBodies(t *testing.T) {
 }
 
 // Trailers the upstream sends reach the client.
-func TestSendCopiesTrailers(t *testing.T) {
+func TestForwardCopiesTrailers(t *testing.T) {
 	e := newEnv(t)
 	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Trailer", "X-Checksum")
@@ -128,7 +128,7 @@ func TestSendCopiesTrailers(t *testing.T) {
 }
 
 // A 103 Early Hints answer is passed on before the final one.
-func TestSendPassesEarlyHints(t *testing.T) {
+func TestForwardPassesEarlyHints(t *testing.T) {
 	e := newEnv(t)
 	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Link", "</style.css>; rel=preload")
@@ -160,7 +160,7 @@ func TestSendPassesEarlyHints(t *testing.T) {
 }
 
 // An upstream that switches protocols unasked gets a 502, not a hijack.
-func TestSendRefusesUnaskedUpgrade(t *testing.T) {
+func TestForwardRefusesUnaskedUpgrade(t *testing.T) {
 	e := newEnv(t)
 	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "Upgrade")
@@ -179,7 +179,7 @@ func TestSendRefusesUnaskedUpgrade(t *testing.T) {
 
 // Query parameters Go cannot parse are dropped, as ReverseProxy does, so
 // that the upstream reads the query Gatehouse read.
-func TestSendCleansQuery(t *testing.T) {
+func TestForwardCleansQuery(t *testing.T) {
 	e := newEnv(t)
 	cookie := "Cookie: gatehouse_session=" + e.signIn(sessionID) + "\r\n"
 	front := httptest.NewServer(e.proxy)
@@ -201,7 +201,7 @@ func TestSendCleansQuery(t *testing.T) {
 // A body that breaks off mid-way aborts the answer: the client sees a
 // broken connection, never a short body that looks complete (a chunked
 // answer ended cleanly would look complete), and the log says so.
-func TestSendAbortsBrokenBody(t *testing.T) {
+func TestForwardAbortsBrokenBody(t *testing.T) {
 	e := newEnv(t)
 	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "only part") // no length: chunked
@@ -223,7 +223,7 @@ func TestSendAbortsBrokenBody(t *testing.T) {
 
 // Outside an http.Server nothing recovers ErrAbortHandler: the handler
 // returns instead of panicking, as ReverseProxy does (attack review).
-func TestSendBrokenBodyOutsideServer(t *testing.T) {
+func TestForwardBrokenBodyOutsideServer(t *testing.T) {
 	e := newEnv(t)
 	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "100")
@@ -240,7 +240,7 @@ func TestSendBrokenBodyOutsideServer(t *testing.T) {
 // Request trailers never reach the upstream: the server fills them in
 // after every header check, so they could carry a forged identity or the
 // session cookie (attack review: PX1, SS8).
-func TestSendDropsRequestTrailers(t *testing.T) {
+func TestForwardDropsRequestTrailers(t *testing.T) {
 	e := newEnv(t)
 	var mu sync.Mutex
 	var got http.Header
@@ -272,7 +272,7 @@ func TestSendDropsRequestTrailers(t *testing.T) {
 
 // With GODEBUG=urlmaxqueryparams, net/url applies that limit, and every
 // query is encoded again, as ReverseProxy does (attack review).
-func TestSendQueryLimitFromGODEBUG(t *testing.T) {
+func TestForwardQueryLimitFromGODEBUG(t *testing.T) {
 	t.Setenv("GODEBUG", "urlmaxqueryparams=5")
 	e := newEnv(t)
 	q := "a=1&b=2&c=3&d=4&e=5&f=6&g=7&h=8"
@@ -307,7 +307,7 @@ func (e *env) getSignedIn(t *testing.T, path string) (*http.Response, error) {
 // An upstream cannot set the session cookie through an informational
 // answer either (SS8): Set-Cookie lines of that name are dropped from a 103
 // as from the final answer.
-func TestSendDropsSessionCookieFromEarlyHints(t *testing.T) {
+func TestForwardDropsSessionCookieFromEarlyHints(t *testing.T) {
 	e := newEnv(t)
 	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Set-Cookie", DefaultCookieName+"=forged; Path=/")
@@ -356,7 +356,7 @@ func trailerCookieUpstream(announced bool) http.HandlerFunc {
 
 // Nor through a trailer (SS8): the session cookie's Set-Cookie lines are
 // dropped from the trailers too, announced or not; other cookies pass.
-func TestSendDropsSessionCookieFromTrailers(t *testing.T) {
+func TestForwardDropsSessionCookieFromTrailers(t *testing.T) {
 	for _, announced := range []bool{true, false} {
 		t.Run(fmt.Sprint("announced=", announced), func(t *testing.T) {
 			e := newEnv(t)

@@ -14,7 +14,8 @@ import (
 // Caddy) Gatehouse's decision on a request it holds (FA1). They answer only
 // peers in Config.ForwardAuthTrusted, refuse any missing, duplicated or
 // malformed forwarded header with 400, clean the original path exactly as
-// the proxy does, and allow only a signed-in session or a public path.
+// the proxy does, and answer the proxy's own decision (decide) on it: 200
+// only for a signed-in session or a public route.
 const (
 	// ForwardAuthPath serves Traefik ForwardAuth and Caddy forward_auth:
 	// X-Forwarded-Method, -Proto, -Host and -Uri describe the request.
@@ -60,7 +61,7 @@ func isCheckPath(r *http.Request) bool {
 // are removed: the forwarded headers are its input.
 func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 	web.NoStore(w.Header())
-	if peer, _ := peerAddr(r.RemoteAddr); !peer.IsValid() || !trusts(p.checkPeers, peer) {
+	if !p.checkPeers.Contains(web.PeerAddr(r.RemoteAddr)) {
 		web.WriteProblem(w, r, forbiddenPeer)
 		return
 	}
@@ -80,64 +81,59 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	session, signedIn, err := p.gate.Check(r)
-	if err != nil {
+	// The same decision as the proxy's, on the original method, host and
+	// cleaned path; the credentials are the cookies the check carries.
+	d := p.decide(r, target{method: orig.method, host: orig.host, path: orig.path, rawAmbiguous: orig.ambiguous})
+	switch d.verdict {
+	case verdictUnavailable:
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",
-			slog.String("endpoint", r.URL.Path), slog.String("error", err.Error()))
+			slog.String("endpoint", r.URL.Path), slog.String("error", d.err.Error()))
 		web.WriteProblem(w, r, storeUnavailable)
-		return
-	}
-	// Every 200 names every identity header, empty when nobody is signed
-	// in, so that a fronting proxy that copies them always overwrites the
-	// client's copies (Caddy GHSA-7r4p-vjf4-gxv4) and never leaves a
-	// placeholder for a missing one (Caddy before 2.7).
-	h := w.Header()
-	// The access policy, as on proxied requests (AP2): a refused user gets
-	// 403 on a protected path and is nobody on a public one.
-	public := p.public.match(orig.path) && !orig.ambiguous
-	if signedIn && p.policy != nil && !p.policy.Passes(session.Email, false, session.Groups) {
-		if !public {
-			p.metrics.refused.Inc()
-			p.denier.AccessDenied(w, r)
+	case verdictDenied:
+		p.metrics.refused.Inc()
+		p.refuse(w, r, d.problem)
+	case verdictSignIn:
+		login := web.Denier{BaseURL: p.baseURL}.LoginURL(orig.url())
+		browser := (orig.method == http.MethodGet || orig.method == http.MethodHead) && web.WantsHTML(r)
+		if r.URL.Path == ForwardAuthPath && browser {
+			http.Redirect(w, r, login, http.StatusFound)
 			return
 		}
-		signedIn = false
+		if r.URL.Path == AuthRequestPath {
+			w.Header().Set("Location", login) // nginx turns the 401 into a redirect with it
+		}
+		w.Header().Set("WWW-Authenticate", `Cookie realm="gatehouse", form="/auth/login"`)
+		web.WriteProblem(w, r, web.Unauthenticated)
+	default:
+		p.allow(w, r, d)
 	}
-	if signedIn {
-		h["X-Forwarded-User"] = []string{session.UserID}
-		h["X-Forwarded-Email"] = []string{session.Email}
-		h["X-Forwarded-Groups"] = []string{session.Groups}
-		h[AssertionHeader] = []string{""} // replaced below when assertions are on
+}
+
+// allow answers a check that passes: 200. Every 200 names every identity
+// header, empty when nobody is signed in, so that a fronting proxy that
+// copies them always overwrites the client's copies (Caddy
+// GHSA-7r4p-vjf4-gxv4) and never leaves a placeholder for a missing one
+// (Caddy before 2.7).
+func (p *Proxy) allow(w http.ResponseWriter, r *http.Request, d decision) {
+	user, email, groups, token := "", "", "", ""
+	if d.signedIn {
+		s := d.session
+		user, email, groups = s.UserID, s.Email, s.Groups
 		if p.assertions != nil {
-			token, err := p.assertions.Token(session)
-			if err != nil {
+			var err error
+			if token, err = p.assertions.Token(s); err != nil { // fail closed, as without a store
 				p.logger.LogAttrs(r.Context(), slog.LevelError, "identity assertion failed", slog.String("error", err.Error()))
 				web.WriteProblem(w, r, storeUnavailable)
 				return
 			}
-			h.Set(AssertionHeader, token)
 		}
-		w.WriteHeader(http.StatusOK)
-		return
 	}
-	if public {
-		for _, name := range []string{"X-Forwarded-User", "X-Forwarded-Email", "X-Forwarded-Groups", AssertionHeader} {
-			h[name] = []string{""}
-		}
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	login := web.Denier{BaseURL: p.baseURL}.LoginURL(orig.url())
-	browser := (orig.method == http.MethodGet || orig.method == http.MethodHead) && web.WantsHTML(r)
-	if r.URL.Path == ForwardAuthPath && browser {
-		http.Redirect(w, r, login, http.StatusFound)
-		return
-	}
-	if r.URL.Path == AuthRequestPath {
-		w.Header().Set("Location", login) // nginx turns the 401 into a redirect with it
-	}
-	w.Header().Set("WWW-Authenticate", `Cookie realm="gatehouse", form="/auth/login"`)
-	web.WriteProblem(w, r, web.Unauthenticated)
+	h := w.Header()
+	h["X-Forwarded-User"] = []string{user}
+	h["X-Forwarded-Email"] = []string{email}
+	h["X-Forwarded-Groups"] = []string{groups}
+	h[AssertionHeader] = []string{token}
+	w.WriteHeader(http.StatusOK)
 }
 
 // forwardAuthRequest reads X-Forwarded-Method, -Proto, -Host and -Uri.

@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"mime"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -39,8 +37,8 @@ func FuzzCleanPath(f *testing.F) {
 				t.Fatalf("cleanPath(%q) = %q keeps segment %q", p, c, segment)
 			}
 		}
-		if public.match(c) {
-			if hasControlByte(c) || strings.Contains(c, "\\") {
+		if isPublic(public, c) {
+			if strings.ContainsFunc(c, func(r rune) bool { return r < 0x20 || r == 0x7f }) || strings.Contains(c, "\\") {
 				t.Fatalf("%q is public with a control byte or backslash", c)
 			}
 			for segment := range strings.SplitSeq(c, "/") {
@@ -48,37 +46,6 @@ func FuzzCleanPath(f *testing.F) {
 					t.Fatalf("%q is public with a dot segment %q", c, segment)
 				}
 			}
-		}
-	})
-}
-
-// FuzzSessionCookie: reading never panics, and once the session cookie is
-// removed from the Cookie header, no reader finds one there (SS8), while a
-// cookie of another name stays.
-func FuzzSessionCookie(f *testing.F) {
-	for _, s := range []string{
-		"gatehouse_session=abc", "a=1; gatehouse_session=abc; b=2", " gatehouse_session = \"abc\" ",
-		"gatehouse_session=a; gatehouse_session=b", "=gatehouse_session=x", ";;;", "gatehouse_session",
-		"x=gatehouse_session=y", "gatehouse_session=\x00", "\tgatehouse_session\t=\tv\t;keep=1", "keep",
-	} {
-		f.Add(s)
-	}
-	const name = DefaultCookieName
-	f.Fuzz(func(t *testing.T, line string) {
-		h := http.Header{"Cookie": {line, "other_cookie=1"}}
-		_ = sessionCookie(h, name)
-		removeCookie(h, name)
-		if v := sessionCookie(h, name); v != "" {
-			t.Fatalf("after removing it from %q, the session cookie reads %q (header %q)", line, v, h["Cookie"])
-		}
-		r := &http.Request{Header: h}
-		for _, c := range r.Cookies() {
-			if c.Name == name {
-				t.Fatalf("after removing it from %q, net/http reads a session cookie %q", line, c.Value)
-			}
-		}
-		if !slices.Contains(h["Cookie"], "other_cookie=1") {
-			t.Fatalf("removing the session cookie from %q lost another cookie: %q", line, h["Cookie"])
 		}
 	})
 }
@@ -110,25 +77,6 @@ func FuzzHeaderScrubber(f *testing.F) {
 		norm := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
 		if forbiddenHeader(name) != forbiddenHeader(norm) && !strings.Contains(name, "_") {
 			t.Fatalf("%q and %q judged differently", name, norm)
-		}
-	})
-}
-
-// FuzzIsEventStream: the scan that spares most answers the parse agrees
-// with mime.ParseMediaType on every Content-Type.
-func FuzzIsEventStream(f *testing.F) {
-	for _, s := range []string{
-		"", "text/html", "text/html; charset=utf-8", "text/event-stream", "TEXT/Event-Stream",
-		" text/event-stream ; charset=utf-8", "text/event-stream;", "text/event-streamx",
-		"text/event-stream; bad", "application/json", "text/\u212aevent-stream", "text/event-stream\u00a0",
-		"\u0085text/event-stream", "text/EVENT-STREAM;q=\"x\"", "event-stream", "text/event-strea",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, ct string) {
-		base, _, _ := mime.ParseMediaType(ct)
-		if want := base == "text/event-stream"; isEventStream(ct) != want {
-			t.Fatalf("isEventStream(%q) = %v, mime.ParseMediaType says %q", ct, !want, base)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -72,14 +73,9 @@ func urlRebuildingHeader(name string) bool {
 	return false
 }
 
-// peerTrusted reports whether the TCP peer is one of --trusted-proxies. It
-// does not allocate.
-func (p *Proxy) peerTrusted(remoteAddr string) bool {
-	if len(p.trusted) == 0 {
-		return false
-	}
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	return err == nil && trusts(p.trusted, ap.Addr().Unmap())
+// peerTrusted reports whether r's TCP peer is one of --trusted-proxies.
+func (p *Proxy) peerTrusted(r *http.Request) bool {
+	return len(p.trusted) > 0 && p.trusted.Contains(web.PeerAddr(r.RemoteAddr))
 }
 
 func forbiddenHeader(name string) bool {
@@ -141,44 +137,41 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// rewrite builds the upstream request (PX2, PX3, SS8). ReverseProxy calls it
-// after removing hop-by-hop headers, so a "Connection: X-Forwarded-User"
-// cannot remove what is set here, and after deleting the client's
-// Forwarded and X-Forwarded-For/-Host/-Proto.
+// rewrite builds the upstream request (PX2, PX3, SS8): ReverseProxy's
+// Rewrite. ReverseProxy calls it after removing hop-by-hop headers, so a
+// "Connection: X-Forwarded-User" cannot remove what is set here, and after
+// deleting the client's Forwarded and X-Forwarded-For/-Host/-Proto and the
+// query parameters Go cannot parse.
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.upstream)
-	state, ok := pr.In.Context().(*forwardState)
-	if !ok {
-		state = new(forwardState) // not sent by forward: nobody is signed in
-	}
-	p.setUpstreamHeaders(pr.Out.Header, pr.In, state)
+	// Request trailers are not forwarded: the server fills them in once the
+	// body is read, after every header check, so they could carry a forged
+	// identity or the session cookie (PX1, SS8).
+	pr.Out.Trailer = nil
+	p.setUpstreamHeaders(pr.Out.Header, pr.In, identityOf(pr.In.Context()))
 }
 
-// setUpstreamHeaders completes the upstream request's header out, built
-// from in without hop-by-hop headers and without the client's Forwarded and
-// X-Forwarded-For/-Host/-Proto (by ReverseProxy for an upgrade, by
-// upstreamHeader otherwise): the session cookie goes, the identity of the
-// session and the forwarding headers come.
-func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, state *forwardState) {
-	removeCookie(out, p.cookieName)
-	for _, name := range p.stripped {
-		removeCookie(out, name)
-	}
+// setUpstreamHeaders completes the upstream request's header out, a copy of
+// in's without hop-by-hop headers and without the client's Forwarded and
+// X-Forwarded-For/-Host/-Proto: Gatehouse's cookies go, the identity (none
+// when id is nil) and the forwarding headers come.
+func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, id *identity) {
+	session.RemoveCookies(out, p.ownCookies...)
 
-	// The values set below share one backing array, the request's
-	// forwardState's: no allocation of their own.
+	// The values set below share one backing array: one allocation.
+	values := new([7]string)
 	set := func(i int, name, value string) {
-		state.values[i] = value
-		out[name] = state.values[i : i+1 : i+1]
+		values[i] = value
+		out[name] = values[i : i+1 : i+1]
 	}
-	if state.signedIn {
-		set(0, "X-Forwarded-User", state.userID)
-		set(1, "X-Forwarded-Email", state.email)
-		if state.groups != "" {
-			set(5, "X-Forwarded-Groups", state.groups)
+	if id != nil {
+		set(0, "X-Forwarded-User", id.userID)
+		set(1, "X-Forwarded-Email", id.email)
+		if id.groups != "" {
+			set(5, "X-Forwarded-Groups", id.groups)
 		}
-		if state.assertion != "" {
-			set(6, AssertionHeader, state.assertion)
+		if id.assertion != "" {
+			set(6, AssertionHeader, id.assertion)
 		}
 	}
 	forwardedFor, trusted := p.forwardedFor(in)
@@ -188,8 +181,7 @@ func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, state *for
 	set(3, "X-Forwarded-Host", in.Host)
 	set(4, "X-Forwarded-Proto", p.forwardedProto(in, trusted))
 	// Set again from the inbound request when "Connection: X-Request-Id"
-	// has removed it from the outbound one. Only then: assigning even an
-	// existing key to a map holding 8 entries grows it (3 allocations).
+	// has removed it from the outbound one.
 	if v, ok := in.Header[RequestIDHeader]; ok {
 		if _, kept := out[RequestIDHeader]; !kept {
 			out[RequestIDHeader] = v
@@ -204,39 +196,27 @@ func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, state *for
 	}
 }
 
-// forwardedFor is the X-Forwarded-For to send: the peer's address, or, when
-// the peer is a trusted proxy, the chain it passed on from the first address
-// it did not itself trust (web.TrustedProxies.ClientIP) followed by the
-// peer. Hops left of that address are the client's own claims and dropped.
+// forwardedFor is the X-Forwarded-For to send: the peer's address, or,
+// when the peer is a trusted proxy, the chain it passed on from the first
+// address it did not itself trust (web.TrustedProxies.Walk, the reading
+// ClientIP makes too) followed by the peer. Hops left of that address are
+// the client's own claims and dropped.
 func (p *Proxy) forwardedFor(r *http.Request) (chain string, trusted bool) {
-	peer, host := peerAddr(r.RemoteAddr)
-	if !peer.IsValid() || !trusts(p.trusted, peer) {
-		return host, false
+	var room [4]netip.Addr
+	hops := room[:0] // nearest first
+	peer, trusted := p.trusted.Walk(r, func(a netip.Addr) { hops = append(hops, a) })
+	switch {
+	case !peer.IsValid():
+		return "", false
+	case len(hops) == 0:
+		return addrText(r.RemoteAddr, peer), trusted
 	}
-	var believed []string // right to left
-	hops := r.Header.Values("X-Forwarded-For")
-walk:
+	b := make([]byte, 0, 16*(len(hops)+1))
 	for i := len(hops) - 1; i >= 0; i-- {
-		parts := strings.Split(hops[i], ",")
-		for j := len(parts) - 1; j >= 0; j-- {
-			a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
-			if err != nil {
-				break walk
-			}
-			a = a.Unmap()
-			believed = append(believed, a.String())
-			if !trusts(p.trusted, a) {
-				break walk
-			}
-		}
+		b = hops[i].AppendTo(b)
+		b = append(b, ", "...)
 	}
-	var b strings.Builder
-	for i := len(believed) - 1; i >= 0; i-- {
-		b.WriteString(believed[i])
-		b.WriteString(", ")
-	}
-	b.WriteString(host)
-	return b.String(), true
+	return string(peer.AppendTo(b)), trusted
 }
 
 // forwardedProto is https when Gatehouse terminates TLS; behind a trusted
@@ -254,25 +234,13 @@ func (p *Proxy) forwardedProto(r *http.Request, trusted bool) string {
 	return p.proto
 }
 
-// peerAddr parses the TCP peer; host is its text form without the port,
-// empty when the peer is not an IP address.
-func peerAddr(remoteAddr string) (netip.Addr, string) {
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	if err != nil {
-		return netip.Addr{}, ""
-	}
-	if a := ap.Addr(); a.Is4() {
-		return a, remoteAddr[:strings.LastIndexByte(remoteAddr, ':')] // no allocation
-	}
-	a := ap.Addr().Unmap()
-	return a, a.String()
-}
-
-func trusts(t web.TrustedProxies, a netip.Addr) bool {
-	for _, prefix := range t {
-		if prefix.Contains(a) {
-			return true
+// addrText is the text of a, the address of remoteAddr: for the common
+// "a.b.c.d:port", a piece of remoteAddr, which costs no allocation.
+func addrText(remoteAddr string, a netip.Addr) string {
+	if a.Is4() && !strings.HasPrefix(remoteAddr, "[") {
+		if host, _, ok := strings.Cut(remoteAddr, ":"); ok {
+			return host
 		}
 	}
-	return false
+	return a.String()
 }

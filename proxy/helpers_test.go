@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -171,7 +172,7 @@ type env struct {
 	clock    *webtest.Clock
 	logs     *syncBuffer
 	registry *prometheus.Registry
-	lastSeen *LastSeen
+	lastSeen *session.LastSeen
 }
 
 const (
@@ -195,7 +196,7 @@ func newEnv(t *testing.T, configure ...func(*Config)) *env {
 	server := httptest.NewServer(e.upstream)
 	t.Cleanup(server.Close)
 	e.upURL, _ = url.Parse(server.URL)
-	e.lastSeen = &LastSeen{Store: e.store, Clock: e.clock.Now}
+	e.lastSeen = &session.LastSeen{Store: e.store, Clock: e.clock.Now}
 	cfg := Config{
 		Upstream:        e.upURL,
 		Auth:            e.auth,

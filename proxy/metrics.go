@@ -19,12 +19,12 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gatehouse_proxy_requests_total",
-		Help: "Requests outside /auth/ by outcome: forwarded, public, unauthenticated (401), redirected (to sign-in), refused (403 by the access policy), error (store or upstream failure).",
+		Help: "Requests outside /auth/ by outcome: forwarded, public, unauthenticated (401), redirected (to sign-in), refused (403: the access policy or the route), error (store or upstream failure).",
 	}, []string{"outcome"})
 	lookup := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "gatehouse_session_lookup_seconds",
 		Help:    "Time to read a session from the store.",
-		Buckets: prometheus.ExponentialBuckets(10e-6, 4, 9), // 10µs … 0.66s
+		Buckets: prometheus.ExponentialBuckets(10e-6, 4, 9), // 9 buckets from 10e-6 s, each 4 times the last
 	})
 	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gatehouse_http_request_duration_seconds",

@@ -103,21 +103,19 @@ func CleansWider(p string) bool {
 	return path.Clean(p) != trimmed || strings.Contains(p, "//")
 }
 
-// match reports whether the cleaned path is public: equal to a prefix or
-// below it at a segment boundary ("/static" matches "/static/x", not
-// "/staticky"). Only the path counts, never the query.
-//
-// A path that some upstreams would read as climbing out of its directory
-// is never public (ambiguous); such requests need a session like any
-// protected path.
-func (pp publicPaths) match(p string) bool {
+// route makes a request public when its cleaned path is equal to a prefix
+// or below it at a segment boundary ("/static" matches "/static/x", not
+// "/staticky"), whatever its host and method. Only the path counts, never
+// the query. decide keeps a path that could be read two ways from being
+// public (routeOf).
+func (pp publicPaths) route(_, _, p string) route {
 	for _, prefix := range pp {
 		if prefix == "/" || p == prefix ||
 			(len(p) > len(prefix) && p[len(prefix)] == '/' && strings.HasPrefix(p, prefix)) {
-			return !ambiguous(p)
+			return route{access: accessPublic}
 		}
 	}
-	return false
+	return route{}
 }
 
 // ambiguous reports whether an upstream could read the decoded, cleaned
@@ -138,8 +136,8 @@ func (pp publicPaths) match(p string) bool {
 //   - a segment of dots and spaces other than "." and ".." (Spring and
 //     Windows trim spaces, Windows reads "..." as "..").
 //
-// It runs only for paths under a public prefix and allocates only for a
-// path with a character that NFKC changes.
+// It runs only for paths under a public route and allocates only for a path
+// with a character that NFKC changes.
 func ambiguous(p string) bool {
 	semicolon, nonASCII := false, false
 	for i := 0; i < len(p); i++ {
@@ -220,14 +218,4 @@ func unhex(c byte) byte {
 		return c - 'a' + 10
 	}
 	return c - 'A' + 10
-}
-
-// hasControlByte reports whether p holds an ASCII control byte or DEL.
-func hasControlByte(p string) bool {
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c < 0x20 || c == 0x7f {
-			return true
-		}
-	}
-	return false
 }

@@ -138,3 +138,9 @@ func TestPublicPathThatCleansWiderRefused(t *testing.T) {
 		}
 	}
 }
+
+// isPublic reports whether decide would let a GET of the cleaned path p
+// through rs without a session.
+func isPublic(rs routes, p string) bool {
+	return routeOf(rs, target{method: http.MethodGet, host: "app.example.com", path: p}).access == accessPublic
+}

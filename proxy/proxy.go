@@ -1,55 +1,44 @@
 // Package proxy is Gatehouse's request path: it removes identity headers
 // that clients forge, cleans the path once, sends /auth/ to the auth
-// handler, checks the session cookie against the store on every request,
-// answers unauthenticated requests per --mode, and forwards the rest to the
+// handler, checks the session on every request (with proxy/session's Gate,
+// the one session check it shares with the /auth/ handlers), answers
+// unauthenticated requests per --mode, and forwards the rest to the
 // upstream with the identity headers set (and, when configured, the signed
-// identity assertion). Its session Gate is the one session check, shared
-// with the /auth/ handlers; the forward-auth check endpoints (forwardauth.go)
-// give a fronting proxy the same decision. It also owns the last-seen
-// batcher, the upstream transport and the server timeouts.
+// identity assertion). The forward-auth check endpoints (forwardauth.go)
+// give a fronting proxy the same decision. It also owns the upstream
+// transport, the access log, the metrics and the server timeouts.
 //
-// Dependencies: proxy → proxy/web, storage. It never imports authflows: the
-// /auth/ handler arrives as an http.Handler, and the store as the two small
-// interfaces declared here (SessionSource, SessionToucher); the access
-// policy (proxy/policy) arrives as AccessPolicy, also declared here.
+// Dependencies: proxy → proxy/session, proxy/web, storage. Only
+// cmd/gatehouse imports proxy. It never imports authflows: the /auth/
+// handler arrives as an http.Handler, the session store as
+// session.SessionSource, and the access policy (proxy/policy) as
+// AccessPolicy, declared here.
 package proxy
 
 import (
-	"context"
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
-
-// SessionSource looks up a session by the hash of its id. A missing record
-// is storage.ErrNotFound; any other error makes the proxy fail closed.
-type SessionSource interface {
-	Session(ctx context.Context, idHash storage.Hash) (storage.Session, error)
-}
 
 // AccessPolicy decides whether a session's user may get in, from the
 // session record and memory only (policy.Policy; AP2). A disabled user has
 // no session left, so the gate passes disabled=false.
 type AccessPolicy interface {
 	Passes(email string, disabled bool, groups string) bool
-}
-
-// SessionToucher records when sessions were last seen; unknown ones are
-// skipped. LastSeen calls it off the request path.
-type SessionToucher interface {
-	TouchSessions(ctx context.Context, lastSeen map[storage.Hash]time.Time) error
 }
 
 // Assertions mints the signed identity assertion of a session (see package
@@ -69,24 +58,21 @@ const DefaultCookieName = "gatehouse_session"
 // headers when Config.UpstreamTimeout is zero.
 const DefaultUpstreamTimeout = 60 * time.Second
 
-// AuthBodyLimit caps request bodies under /auth/ (PX6).
-const AuthBodyLimit = web.MaxAuthBody
-
 // Config holds what a Proxy needs. Upstream, Auth and Sessions are required.
 type Config struct {
 	Upstream *url.URL     // the protected app; requests keep their path below its path
 	Auth     http.Handler // serves /auth and everything under /auth/; never forwarded
-	Sessions SessionSource
+	Sessions session.SessionSource
 	// LastSeen, when set, is told about sessions whose stored LastSeen is
 	// older than TouchInterval. Its Run loop writes them.
-	LastSeen *LastSeen
+	LastSeen *session.LastSeen
 	// Policy, when set, is checked on every request with a session:
 	// refused, a protected path answers 403 access_denied and a public path
-	// is served as to nobody.
+	// is served as to nobody (see decide).
 	Policy AccessPolicy
 	// Gate, when set, is the session check shared with the /auth/ handlers;
 	// nil: one built from Sessions, LastSeen, CookieName, IdleTTL and Clock.
-	Gate       *Gate
+	Gate       *session.Gate
 	CookieName string // default DefaultCookieName
 	// OwnCookies are Gatehouse's other cookies that browsers send on every
 	// path (the __Host- OAuth transaction cookie): stripped before
@@ -123,15 +109,16 @@ type Config struct {
 type Proxy struct {
 	upstream   *url.URL
 	auth       http.Handler
-	gate       *Gate
+	gate       *session.Gate
 	policy     AccessPolicy
 	cookieName string
-	// stripped are the cookies removed before forwarding besides
-	// cookieName (SS8): cookieName without its __Host- or __Secure- prefix,
-	// the name browsers that signed in before the prefix (v1, an http
-	// deployment) still send a live session id under, and Config.OwnCookies.
-	stripped   []string
-	public     publicPaths
+	// ownCookies are Gatehouse's cookies (SS8): never forwarded to the
+	// upstream, never set or cleared by it. cookieName, then cookieName
+	// without its __Host- or __Secure- prefix (the name browsers that
+	// signed in before the prefix, v1 or an http deployment, still send a
+	// live session id under), then Config.OwnCookies.
+	ownCookies []string
+	routes     routes // --public-path for now: see decide.go
 	denier     web.Denier
 	trusted    web.TrustedProxies
 	assertions Assertions
@@ -141,8 +128,7 @@ type Proxy struct {
 	logger     *slog.Logger
 	metrics    *metrics
 	access     *AccessLog
-	reverse    *httputil.ReverseProxy // WebSocket upgrades; the rest goes through send
-	transport  http.RoundTripper
+	reverse    *httputil.ReverseProxy // the one forwarding engine: see forward.go
 	// authBodyTimeout bounds reading a body under /auth/: AuthBodyTimeout.
 	authBodyTimeout time.Duration
 }
@@ -176,51 +162,46 @@ func New(cfg Config) (*Proxy, error) {
 	// interval follows the idle limit, whether the LastSeen comes alone or
 	// with a shared Gate.
 	if cfg.LastSeen != nil && cfg.LastSeen.TouchEvery == 0 {
-		cfg.LastSeen.TouchEvery = TouchIntervalFor(cfg.IdleTTL)
+		cfg.LastSeen.TouchEvery = session.TouchIntervalFor(cfg.IdleTTL)
 	}
 	if g := cfg.Gate; g != nil && g.LastSeen != nil && g.LastSeen.TouchEvery == 0 {
-		g.LastSeen.TouchEvery = TouchIntervalFor(g.IdleTTL)
+		g.LastSeen.TouchEvery = session.TouchIntervalFor(g.IdleTTL)
 	}
 	p := &Proxy{
 		upstream:   cfg.Upstream,
 		auth:       cfg.Auth,
 		gate:       cfg.Gate,
 		policy:     cfg.Policy,
-		cookieName: cfg.CookieName,
-		public:     public,
+		cookieName: cmp.Or(cfg.CookieName, DefaultCookieName),
+		routes:     public,
 		denier:     cfg.Denier,
 		trusted:    cfg.TrustedProxies,
 		assertions: cfg.Assertions,
 		checkPeers: cfg.ForwardAuthTrusted,
-		baseURL:    cfg.BaseURL,
+		baseURL:    cmp.Or(cfg.BaseURL, cfg.Denier.BaseURL),
 		proto:      "http",
-		logger:     cfg.Logger,
+		logger:     cmp.Or(cfg.Logger, slog.Default()),
 		metrics:    m,
 		access:     cfg.AccessLog,
 
 		authBodyTimeout: AuthBodyTimeout,
 	}
-	if p.cookieName == "" {
-		p.cookieName = DefaultCookieName
-	}
+	p.ownCookies = []string{p.cookieName}
 	for _, prefix := range []string{"__Host-", "__Secure-"} {
 		if name, ok := strings.CutPrefix(p.cookieName, prefix); ok && name != "" {
-			p.stripped = append(p.stripped, name)
+			p.ownCookies = append(p.ownCookies, name)
 		}
 	}
 	for _, name := range cfg.OwnCookies {
-		if name != "" && name != p.cookieName {
-			p.stripped = append(p.stripped, name)
+		if name != "" && !slices.Contains(p.ownCookies, name) {
+			p.ownCookies = append(p.ownCookies, name)
 		}
-	}
-	if p.baseURL == nil {
-		p.baseURL = cfg.Denier.BaseURL
 	}
 	if len(p.checkPeers) > 0 && p.baseURL == nil {
 		return nil, errors.New("proxy: the check endpoints need BaseURL")
 	}
 	if p.gate == nil {
-		p.gate = &Gate{Sessions: cfg.Sessions, CookieName: p.cookieName, IdleTTL: cfg.IdleTTL, LastSeen: cfg.LastSeen, Clock: cfg.Clock}
+		p.gate = &session.Gate{Sessions: cfg.Sessions, CookieName: p.cookieName, IdleTTL: cfg.IdleTTL, LastSeen: cfg.LastSeen, Clock: cfg.Clock}
 	}
 	if p.gate.Lookup == nil {
 		p.gate.Lookup = m.lookup
@@ -228,33 +209,24 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.TLS {
 		p.proto = "https"
 	}
-	if p.logger == nil {
-		p.logger = slog.Default()
-	}
 	transport := cfg.Transport
 	if transport == nil {
-		timeout := cfg.UpstreamTimeout
-		if timeout <= 0 {
-			timeout = DefaultUpstreamTimeout
-		}
-		transport = NewTransport(timeout)
+		transport = NewTransport(cmp.Or(max(cfg.UpstreamTimeout, 0), DefaultUpstreamTimeout))
 	}
-	p.transport = transport
 	p.reverse = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      transport,
 		BufferPool:     bufferPool{},
-		ModifyResponse: p.modifyUpgradeResponse,
+		ModifyResponse: p.guardResponse,
 		ErrorHandler:   p.upstreamError,
-		ErrorLog:       slog.NewLogLogger(p.logger.Handler(), slog.LevelWarn),
+		// What ReverseProxy logs itself (a body copy that failed) is
+		// logged with the request's id by guardedBody and upstreamError.
+		ErrorLog: slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
 	}
 	return p, nil
 }
 
-var (
-	storeUnavailable = web.NewProblem(http.StatusServiceUnavailable, "store_unavailable", "Service temporarily unavailable")
-	bodyTooLarge     = web.NewProblem(http.StatusRequestEntityTooLarge, "request_too_large", "Request body too large")
-)
+var storeUnavailable = web.NewProblem(http.StatusServiceUnavailable, "store_unavailable", "Service temporarily unavailable")
 
 // serve runs the steps of the request path in order.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
@@ -267,7 +239,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 
 	// 1. Forged identity and routing headers go, on every path (PX1, PX4,
 	// RH1), and the request gets the id its log lines share (LG2).
-	removeClientHeaders(r.Header, p.peerTrusted(r.RemoteAddr))
+	removeClientHeaders(r.Header, p.peerTrusted(r))
 	dropUpgrade(r) // only WebSocket may upgrade (UP1)
 	p.setRequestID(r)
 
@@ -280,50 +252,28 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 		return served{outcome: outcomeAuth, path: r.URL.Path}
 	}
 
-	// 4. The session, read from the store on every request (SS3, SS7, SS9).
-	session, signedIn, err := p.gate.Check(r)
-	if err != nil {
+	// 4. The decision: route, session (read from the store on every
+	// request: SS3, SS7, SS9) and access policy (AP2), on the cleaned
+	// path and the request's own method and Host (PX4, PX5).
+	d := p.decide(r, target{method: r.Method, host: r.Host, path: r.URL.Path})
+	switch d.verdict {
+	case verdictUnavailable:
 		p.metrics.failed.Inc()
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
+			slog.String("request_id", requestID(r)), slog.String("error", d.err.Error()))
 		web.WriteProblem(w, r, storeUnavailable)
 		return served{outcome: outcomeError, path: r.URL.Path}
-	}
-
-	// 5. Public paths pass with or without a session.
-	public := p.public.match(r.URL.Path)
-
-	// 6. The access policy, from memory and the session record (AP2): a
-	// refused user is nobody on a public path and gets 403 elsewhere.
-	if signedIn && p.policy != nil && !p.policy.Passes(session.Email, false, session.Groups) {
-		if !public {
-			p.metrics.refused.Inc()
-			p.denier.AccessDenied(w, r)
-			return served{outcome: outcomeRefused, path: r.URL.Path, userID: session.UserID}
-		}
-		signedIn = false
-	}
-
-	// 7. Protected without a session: the --mode answer, nothing forwarded.
-	if !signedIn && !public {
+	case verdictDenied:
+		p.metrics.refused.Inc()
+		p.refuse(w, r, d.problem)
+		return served{outcome: outcomeRefused, path: r.URL.Path, userID: d.session.UserID}
+	case verdictSignIn: // the --mode answer, nothing forwarded
 		return served{outcome: p.deny(w, r), path: r.URL.Path}
 	}
 
-	// 8. Forward, with the identity of a valid session.
-	return served{outcome: p.forward(w, r, session, signedIn, public), path: r.URL.Path, userID: session.UserID}
-}
-
-func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength > AuthBodyLimit {
-		web.WriteProblem(w, r, bodyTooLarge)
-		return
-	}
-	if r.Body != nil && r.Body != http.NoBody {
-		withBodyDeadline(w, r, p.authBodyTimeout)
-		r.Body = http.MaxBytesReader(w, r.Body, AuthBodyLimit)
-	}
-	p.auth.ServeHTTP(w, r)
+	// 5. Forward, with the identity of the session when it counts.
+	return served{outcome: p.forward(w, r, d), path: r.URL.Path, userID: d.session.UserID}
 }
 
 func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) outcome {
@@ -336,72 +286,4 @@ func (p *Proxy) deny(w http.ResponseWriter, r *http.Request) outcome {
 	}
 	p.denier.Deny(w, r)
 	return o
-}
-
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, session storage.Session, signedIn, public bool) outcome {
-	state := &forwardState{Context: r.Context(), signedIn: signedIn}
-	if signedIn {
-		state.userID, state.email, state.groups = session.UserID, session.Email, session.Groups
-		if p.assertions != nil {
-			token, err := p.assertions.Token(session)
-			if err != nil { // no signing key: fail closed, as without a store
-				p.metrics.failed.Inc()
-				p.logger.LogAttrs(r.Context(), slog.LevelError, "identity assertion failed",
-					slog.String("request_id", requestID(r)), slog.String("error", err.Error()))
-				web.WriteProblem(w, r, storeUnavailable)
-				return outcomeError
-			}
-			state.assertion = token
-		}
-	}
-	if _, upgrade := r.Header["Upgrade"]; upgrade { // WebSocket: dropUpgrade left no other
-		p.reverse.ServeHTTP(&upgradeWriter{ResponseWriter: w, cookieName: p.cookieName}, r.WithContext(state))
-	} else {
-		p.send(w, r, state)
-	}
-	switch {
-	case state.failed:
-		p.metrics.failed.Inc()
-		return outcomeError
-	case public:
-		p.metrics.public.Inc()
-		return outcomePublic
-	default:
-		p.metrics.forwarded.Inc()
-		return outcomeForwarded
-	}
-}
-
-// forwardState carries one forwarded request's identity to Rewrite and its
-// failure to the metrics. It is the request's context itself, so passing it
-// costs one allocation, not a context node plus a value.
-type forwardState struct {
-	context.Context
-	userID, email, groups string
-	assertion             string // the signed identity assertion, when enabled
-	signedIn              bool
-	failed                bool      // set by the ErrorHandler
-	values                [7]string // backing array of the header values rewrite sets
-
-	// For send: the 1xx answers the transport reports go to w until the
-	// round trip is done.
-	w             http.ResponseWriter
-	cookieName    string // the session cookie's: never set by the upstream
-	trace         httptrace.ClientTrace
-	mu            sync.Mutex
-	roundTripDone bool
-}
-
-type forwardStateKey struct{}
-
-func (s *forwardState) Value(key any) any {
-	if key == (forwardStateKey{}) {
-		return s
-	}
-	return s.Context.Value(key)
-}
-
-func stateOf(ctx context.Context) *forwardState {
-	s, _ := ctx.Value(forwardStateKey{}).(*forwardState)
-	return s
 }

@@ -274,35 +274,6 @@ func TestAuthPaths(t *testing.T) {
 	}
 }
 
-// PX6: bodies under /auth/ are capped.
-
-func TestAuthBodyCap(t *testing.T) {
-	e := newEnv(t)
-	big := strings.Repeat("a", AuthBodyLimit+1)
-	res := e.serve(httptest.NewRequest("POST", "/auth/login", strings.NewReader(big)))
-	if res.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Fatalf("declared oversize body: status %d", res.StatusCode)
-	}
-	if e.auth.count() != 0 {
-		t.Fatal("oversize body reached the auth handler")
-	}
-
-	var readErr error
-	e.auth.handler = func(w http.ResponseWriter, r *http.Request) {
-		_, readErr = r.Body.Read(make([]byte, 2*AuthBodyLimit))
-		for readErr == nil {
-			_, readErr = r.Body.Read(make([]byte, 1024))
-		}
-	}
-	r := httptest.NewRequest("POST", "/auth/login", strings.NewReader(big))
-	r.ContentLength = -1 // chunked: the cap is enforced while reading
-	e.serve(r)
-	var tooLarge *http.MaxBytesError
-	if !errors.As(readErr, &tooLarge) {
-		t.Fatalf("reading an unbounded body: %v", readErr)
-	}
-}
-
 // Revocation, expiry, SS7, SS8 and SS9: see session_test.go.
 
 // LG3: a path carrying CR/LF cannot forge a log line.

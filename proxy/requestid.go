@@ -19,10 +19,8 @@ const maxRequestIDLen = 128
 // replaced by a new random one, so clients cannot choose or reuse the ids
 // that the logs are correlated by.
 func (p *Proxy) setRequestID(r *http.Request) {
-	if v := r.Header[RequestIDHeader]; len(v) == 1 && len(p.trusted) > 0 && validRequestID(v[0]) {
-		if peer, _ := peerAddr(r.RemoteAddr); peer.IsValid() && trusts(p.trusted, peer) {
-			return
-		}
+	if v := r.Header[RequestIDHeader]; len(v) == 1 && validRequestID(v[0]) && p.peerTrusted(r) {
+		return
 	}
 	r.Header[RequestIDHeader] = []string{newRequestID()}
 }

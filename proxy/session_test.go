@@ -211,3 +211,146 @@ func TestStoreErrorFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// SS5 through the proxy: stale sessions are queued, never written on the
+// request path, and written once per minute.
+func TestProxyRecordsLastSeenOffRequestPath(t *testing.T) {
+	e := newEnv(t)
+	e.signIn(sessionID) // LastSeen 10 s ago: fresh enough, nothing queued
+	for range 5 {
+		e.serve(withCookie(get("/app"), sessionID))
+	}
+	if err := e.lastSeen.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if e.store.touchCalls() != 0 {
+		t.Fatal("fresh session written")
+	}
+
+	e.clock.Advance(2 * time.Minute) // now stale
+	for range 50 {
+		e.serve(withCookie(get("/app"), sessionID))
+	}
+	if e.store.touchCalls() != 0 {
+		t.Fatal("last-seen written on the request path")
+	}
+	if err := e.lastSeen.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if e.store.writesFor(sessionID) != 1 {
+		t.Fatalf("%d writes, want 1", e.store.writesFor(sessionID))
+	}
+	s, _ := e.store.Session(t.Context(), storage.HashSecret(sessionID))
+	if !s.LastSeen.Equal(e.clock.Now()) {
+		t.Fatalf("stored LastSeen %v, want %v", s.LastSeen, e.clock.Now())
+	}
+
+	e.clock.Advance(30 * time.Second)
+	e.serve(withCookie(get("/app"), sessionID))
+	e.lastSeen.Flush(t.Context())
+	if e.store.writesFor(sessionID) != 1 {
+		t.Fatal("written again within a minute")
+	}
+	e.clock.Advance(31 * time.Second)
+	e.serve(withCookie(get("/app"), sessionID))
+	e.lastSeen.Flush(t.Context())
+	if e.store.writesFor(sessionID) != 2 {
+		t.Fatal("not written after a minute")
+	}
+}
+
+// With an idle TTL shorter than the default touch interval, a session used
+// every few seconds stays active in the store: last-seen is written often
+// enough that the idle sweep never takes it.
+func TestShortIdleTTLKeepsActiveSessions(t *testing.T) {
+	const idle = 40 * time.Second
+	e := newEnv(t, func(c *Config) { c.IdleTTL = idle })
+	e.signIn(sessionID)
+	h := storage.HashSecret(sessionID)
+	for step := range 60 { // 5 minutes of use, one request every 5 s
+		e.clock.Advance(5 * time.Second)
+		if res := e.serve(withCookie(get("/app"), sessionID)); res.StatusCode != http.StatusOK {
+			t.Fatalf("step %d: active session refused: %d", step, res.StatusCode)
+		}
+		if step%2 == 1 { // a flush at every second request: Run's period for this TTL
+			if err := e.lastSeen.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := e.store.Session(t.Context(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Active(e.clock.Now(), idle) {
+			t.Fatalf("step %d: stored LastSeen %v is idle at %v: the sweep would delete an active session",
+				step, s.LastSeen, e.clock.Now())
+		}
+	}
+}
+
+// SS8: with an https --base-url the session cookie is named
+// __Host-gatehouse_session (CK1), but browsers that signed in before (v1,
+// or the same deployment on http or with --cookie-secure=false) still hold
+// gatehouse_session=<session id>, Max-Age up to --session-ttl. Those
+// sessions stay in the store, so that id is a live credential: sent as
+// __Host-gatehouse_session by anyone who reads it, it signs them in. The
+// proxy reads only the configured name but strips the old one too, so the
+// upstream (its logs, its error reports) never gets that id.
+func TestLegacySessionCookieIsNotForwarded(t *testing.T) {
+	const hostName = "__Host-" + DefaultCookieName
+	e := newEnv(t, func(c *Config) { c.CookieName = hostName })
+	current := e.signIn(sessionID)
+	legacy := e.signIn("l3gacy-s3ss10n-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA") // made under the old name
+
+	// The legacy id is live: under the current name it signs in.
+	r := get("/app", "Cookie", hostName+"="+legacy)
+	if res := e.serve(r); res.StatusCode != 200 {
+		t.Fatalf("test premise: the legacy session does not authenticate: %d", res.StatusCode)
+	}
+
+	// A browser that signed in again carries both cookies.
+	r = get("/app", "Cookie", DefaultCookieName+"="+legacy+"; "+hostName+"="+current+"; theme=dark")
+	if res := e.serve(r); res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	if got := strings.Join(e.upstream.last(t).Header["Cookie"], "; "); strings.Contains(got, legacy) {
+		t.Errorf("the upstream received a live session id in the old cookie name: Cookie %q", got)
+	}
+}
+
+// Gatehouse's other cookies sent on every path (the __Host- OAuth
+// transaction cookie) never reach the upstream either (SS8).
+func TestOwnCookiesAreNotForwarded(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.OwnCookies = []string{"__Host-gatehouse_oauth"} })
+	session := e.signIn(sessionID)
+	r := get("/app", "Cookie", "__Host-gatehouse_oauth=browser-binding; "+DefaultCookieName+"="+session+"; theme=dark")
+	if res := e.serve(r); res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	if got := strings.Join(e.upstream.last(t).Header["Cookie"], "; "); got != "theme=dark" {
+		t.Errorf("the upstream received Cookie %q, want only theme=dark", got)
+	}
+}
+
+// The upstream can neither set nor clear any of Gatehouse's cookies (SS8):
+// the session cookie, its name without the __Host- prefix, and the other
+// cookies Gatehouse sets; its own cookies pass.
+func TestUpstreamCannotSetOwnCookies(t *testing.T) {
+	const hostName = "__Host-" + DefaultCookieName
+	e := newEnv(t, func(c *Config) {
+		c.CookieName = hostName
+		c.OwnCookies = []string{"__Host-gatehouse_oauth"}
+	})
+	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
+		for _, line := range []string{
+			hostName + "=planted; Path=/; Secure", DefaultCookieName + "=planted",
+			"__Host-gatehouse_oauth=; Max-Age=0", "theme=dark",
+		} {
+			w.Header().Add("Set-Cookie", line)
+		}
+	}
+	res := e.serve(get("/app", "Cookie", hostName+"="+e.signIn(sessionID)))
+	if got := res.Header.Values("Set-Cookie"); len(got) != 1 || got[0] != "theme=dark" {
+		t.Fatalf("Set-Cookie %q, want only theme=dark", got)
+	}
+}

@@ -77,8 +77,8 @@ var (
 // was too slow, else 502. The log line names the method and path (never
 // the query or cookies) and the transport's error.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
-	if state := stateOf(r.Context()); state != nil {
-		state.failed = true
+	if aw, ok := w.(*answerWriter); ok {
+		aw.failed = true
 	}
 	timeout := isTimeout(err)
 	level := slog.LevelWarn

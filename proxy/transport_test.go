@@ -189,9 +189,9 @@ func TestUpstreamTimeout(t *testing.T) {
 	}
 }
 
-// Issue 10, item 7: response headers over 1 MiB get a 502 that says the
-// response was too large, not that the application is unreachable; headers
-// just under the limit pass.
+// Response headers over 1 MiB get a 502 that says the response was too
+// large, not that the application is unreachable; headers just under the
+// limit pass.
 func TestUpstreamHeadersTooLarge(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

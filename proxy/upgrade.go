@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"io"
 	"net/http"
 	"strings"
 )
@@ -32,50 +31,4 @@ func dropUpgrade(r *http.Request) {
 	}
 	delete(r.Header, "Upgrade")
 	delete(r.Header, "Http2-Settings")
-}
-
-// upgradeWriter is the response writer ReverseProxy gets for a WebSocket
-// handshake. ReverseProxy passes on the 1xx answers the upstream sends
-// before its 101 by writing them to it; those lose the Set-Cookie lines of
-// the session cookie here, as the 101 and every other answer do (SS8).
-type upgradeWriter struct {
-	http.ResponseWriter
-	cookieName string
-}
-
-func (w *upgradeWriter) WriteHeader(code int) {
-	if code < http.StatusOK {
-		dropSessionSetCookies(w.Header(), w.cookieName)
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap lets http.ResponseController reach Hijack, which the 101 needs.
-func (w *upgradeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// modifyUpgradeResponse is ReverseProxy's ModifyResponse (the WebSocket
-// path): modifyResponse, and for an upstream that refuses the upgrade with
-// an ordinary answer, the trailers filtered as well once the body is read
-// (SS8). ReverseProxy copies the trailers after closing the body; the
-// transport fills them in only when the body ends.
-func (p *Proxy) modifyUpgradeResponse(res *http.Response) error {
-	_ = p.modifyResponse(res)
-	if res.StatusCode != http.StatusSwitchingProtocols && res.Body != nil && res.Body != http.NoBody {
-		res.Body = &trailerFilter{ReadCloser: res.Body, res: res, cookieName: p.cookieName}
-	}
-	return nil
-}
-
-// trailerFilter drops the session cookie's Set-Cookie lines from res's
-// trailers when the body is closed.
-type trailerFilter struct {
-	io.ReadCloser
-	res        *http.Response
-	cookieName string
-}
-
-func (b *trailerFilter) Close() error {
-	err := b.ReadCloser.Close()
-	dropSessionSetCookies(b.res.Trailer, b.cookieName)
-	return err
 }

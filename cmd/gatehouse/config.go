@@ -208,7 +208,7 @@ func checkDuration(flag string, d time.Duration, allowZero bool) error {
 }
 
 // minIdleTTL is the shortest --session-idle-ttl: last-seen is written every
-// quarter of it (proxy.TouchIntervalFor), and more often would turn every
+// quarter of it (session.TouchIntervalFor), and more often would turn every
 // request into a write.
 const minIdleTTL = 10 * time.Second
 

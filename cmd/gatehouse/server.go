@@ -24,6 +24,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/route"
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -37,7 +38,7 @@ type server struct {
 	handler  http.Handler // the proxy, /auth/ included
 	auth     *authflows.Handler
 	admin    http.Handler
-	lastSeen *proxy.LastSeen
+	lastSeen *session.LastSeen
 	policy   *policy.Policy
 	// routes is the route table in force: the proxy's rules (Rules), which
 	// the reloader of the configuration file replaces (nil without one).
@@ -84,9 +85,9 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	startWarnings(s.log, s.cfg)
-	s.lastSeen = &proxy.LastSeen{Store: s.store, Logger: s.log, TouchEvery: proxy.TouchIntervalFor(s.cfg.SessionIdleTTL)}
+	s.lastSeen = &session.LastSeen{Store: s.store, Logger: s.log, TouchEvery: session.TouchIntervalFor(s.cfg.SessionIdleTTL)}
 	// One session gate for the proxy, /auth/ and the check endpoints.
-	gate := &proxy.Gate{Sessions: s.store, CookieName: s.cfg.CookieName, IdleTTL: s.cfg.SessionIdleTTL, LastSeen: s.lastSeen}
+	gate := &session.Gate{Sessions: s.store, CookieName: s.cfg.CookieName, IdleTTL: s.cfg.SessionIdleTTL, LastSeen: s.lastSeen}
 	if err := s.buildAuth(ctx, gate, reg); err != nil {
 		return err
 	}
@@ -181,7 +182,7 @@ func (s *server) denier() web.Denier {
 
 // buildAuth makes the /auth/ handlers, the admin API of --admin-socket and
 // the mailer.
-func (s *server) buildAuth(ctx context.Context, gate *proxy.Gate, reg prometheus.Registerer) error {
+func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg prometheus.Registerer) error {
 	cfg := s.cfg
 	hash := authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
 	auth, err := authflows.NewContext(ctx, authflows.Config{
@@ -233,7 +234,7 @@ func (s *server) buildAuth(ctx context.Context, gate *proxy.Gate, reg prometheus
 
 // buildAssertions makes the signing keys and the issuer of the identity
 // assertion; nil with --identity-assertion=false.
-func (s *server) buildAssertions(ctx context.Context, gate *proxy.Gate) (proxy.Assertions, error) {
+func (s *server) buildAssertions(ctx context.Context, gate *session.Gate) (proxy.Assertions, error) {
 	if !s.cfg.IdentityAssertion {
 		return nil, nil
 	}
@@ -251,7 +252,7 @@ func (s *server) buildAssertions(ctx context.Context, gate *proxy.Gate) (proxy.A
 
 // buildProxy makes the request path: the proxy with the auth flows behind
 // it and the forward-auth check endpoints.
-func (s *server) buildProxy(gate *proxy.Gate, assertions proxy.Assertions, reg prometheus.Registerer) error {
+func (s *server) buildProxy(gate *session.Gate, assertions proxy.Assertions, reg prometheus.Registerer) error {
 	cfg := s.cfg
 	// The policy is checked on the request path only when it can be on:
 	// off and without a configuration file to turn it on, no call at all.

@@ -12,7 +12,7 @@ import (
 
 // Issue 10, item 8: an idle TTL too short for last-seen writes is refused
 // with a flag error; short ones that work are accepted (the touch interval
-// follows them, see proxy.TouchIntervalFor).
+// follows them, see session.TouchIntervalFor).
 func TestIdleTTLFlag(t *testing.T) {
 	for _, tc := range []struct {
 		value string

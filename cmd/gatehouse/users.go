@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -302,7 +303,7 @@ func (o *cliOptions) connect(ctx context.Context, mayCreate bool, stderr io.Writ
 	}
 	if _, err := os.Stat(o.db); errors.Is(err, fs.ErrNotExist) {
 		if !mayCreate {
-			return nil, nil, fmt.Errorf("database %s does not exist (no server answers on %s either)", o.db, orNone(o.socket))
+			return nil, nil, fmt.Errorf("database %s does not exist (no server answers on %s either)", o.db, cmp.Or(o.socket, "(no --admin-socket)"))
 		}
 		// add creates the file, not its folder: a typo in --db must not
 		// grow a directory tree.
@@ -346,13 +347,6 @@ func (o *cliOptions) service(stderr io.Writer, mustExist bool) (admin.API, func(
 		},
 	}
 	return svc, func() { _ = closeTrail(); _ = store.Close() }, nil
-}
-
-func orNone(socket string) string {
-	if socket == "" {
-		return "(no --admin-socket)"
-	}
-	return socket
 }
 
 func usersAdd(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {

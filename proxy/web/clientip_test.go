@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -63,6 +64,38 @@ func TestClientIP(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: ClientIP = %v, want %v", tc.name, got, want)
+		}
+	}
+}
+
+// Walk hands the believed hops over nearest first, and reads nothing
+// unless the peer is trusted: the proxy builds the X-Forwarded-For it
+// sends from the same walk that gives ClientIP.
+func TestWalk(t *testing.T) {
+	trusted, err := ParseTrustedProxies([]string{"10.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, remote string
+		xff          []string
+		trusted      bool
+		hops         string
+	}{
+		{"untrusted peer", "203.0.113.9:1", []string{"10.0.0.2, 1.1.1.1"}, false, ""},
+		{"trusted peer, no header", "10.0.0.1:1", nil, true, ""},
+		{"chain", "10.0.0.1:1", []string{"6.6.6.6, 198.51.100.7", "10.0.0.3, 10.0.0.2"}, true, "10.0.0.2 10.0.0.3 198.51.100.7"},
+		{"stops at garbage", "10.0.0.1:1", []string{"1.1.1.1, x, 10.0.0.2"}, true, "10.0.0.2"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = tc.remote
+		for _, v := range tc.xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		var hops []string
+		peer, ok := trusted.Walk(r, func(a netip.Addr) { hops = append(hops, a.String()) })
+		if ok != tc.trusted || strings.Join(hops, " ") != tc.hops || peer != PeerAddr(tc.remote) {
+			t.Errorf("%s: Walk = %v, %v, hops %q; want trusted %v, hops %q", tc.name, peer, ok, hops, tc.trusted, tc.hops)
 		}
 	}
 }

@@ -15,16 +15,11 @@ var (
 	SignupClosed = NewProblem(http.StatusForbidden, "signup_closed", "There is no account for this sign-in, and new accounts are not open")
 )
 
-// WriteAccessDenied answers a signed-in request that the policy refuses:
-// 403 access_denied, as a problem object, or for a browser a page with a
+// AccessDenied answers a signed-in request that the policy refuses: 403
+// access_denied, as a problem object, or for a browser a page with a
 // sign-out button, so that the user can sign in as someone else. The page
-// names no application; Denier.AccessDenied does.
-func WriteAccessDenied(w http.ResponseWriter, r *http.Request) {
-	Denier{}.AccessDenied(w, r)
-}
-
-// AccessDenied is WriteAccessDenied with the page carrying d.AppName in
-// its title and above its heading, as the sign-in pages do.
+// carries d.AppName in its title and above its heading, as the sign-in
+// pages do.
 func (d Denier) AccessDenied(w http.ResponseWriter, r *http.Request) {
 	if !WantsHTML(r) {
 		WriteProblem(w, r, AccessDenied)

@@ -1,7 +1,8 @@
 // Package web holds the HTTP answers that the proxy and the auth flows share:
 // content negotiation (JSON or HTML), RFC 9457 problem objects, the
-// unauthenticated answer chosen by --mode, and the client address behind
-// trusted proxies.
+// unauthenticated answer chosen by --mode, the refusal pages, and the one
+// reading of X-Forwarded-For behind trusted proxies (TrustedProxies.Walk,
+// ClientIP).
 //
 // Dependencies: standard library only. proxy and authflows both import web;
 // web imports neither.
@@ -59,6 +60,10 @@ func acceptQ(r *http.Request) (htmlQ, jsonQ float64) {
 // enforces it before the auth handler runs and the auth flows again on their
 // own, so that either one mounted alone is still capped.
 const MaxAuthBody = 16 << 10
+
+// BodyTooLarge is the answer to a body over MaxAuthBody, declared by its
+// Content-Length or found while reading a chunked one.
+var BodyTooLarge = NewProblem(http.StatusRequestEntityTooLarge, "body_too_large", "Request body too large")
 
 // NoStore marks an answer as not cacheable by browsers or shared caches.
 func NoStore(h http.Header) {

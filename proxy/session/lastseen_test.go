@@ -1,9 +1,8 @@
-package proxy
+package session
 
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -126,82 +125,6 @@ func TestLastSeenRunFlushesPeriodically(t *testing.T) {
 			t.Fatal("no periodic flush")
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// SS5 through the proxy: stale sessions are queued, never written on the
-// request path, and written once per minute.
-func TestProxyRecordsLastSeenOffRequestPath(t *testing.T) {
-	e := newEnv(t)
-	e.signIn(sessionID) // LastSeen 10 s ago: fresh enough, nothing queued
-	for range 5 {
-		e.serve(withCookie(get("/app"), sessionID))
-	}
-	if err := e.lastSeen.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if e.store.touchCalls() != 0 {
-		t.Fatal("fresh session written")
-	}
-
-	e.clock.Advance(2 * time.Minute) // now stale
-	for range 50 {
-		e.serve(withCookie(get("/app"), sessionID))
-	}
-	if e.store.touchCalls() != 0 {
-		t.Fatal("last-seen written on the request path")
-	}
-	if err := e.lastSeen.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if e.store.writesFor(sessionID) != 1 {
-		t.Fatalf("%d writes, want 1", e.store.writesFor(sessionID))
-	}
-	s, _ := e.store.Session(t.Context(), storage.HashSecret(sessionID))
-	if !s.LastSeen.Equal(e.clock.Now()) {
-		t.Fatalf("stored LastSeen %v, want %v", s.LastSeen, e.clock.Now())
-	}
-
-	e.clock.Advance(30 * time.Second)
-	e.serve(withCookie(get("/app"), sessionID))
-	e.lastSeen.Flush(t.Context())
-	if e.store.writesFor(sessionID) != 1 {
-		t.Fatal("written again within a minute")
-	}
-	e.clock.Advance(31 * time.Second)
-	e.serve(withCookie(get("/app"), sessionID))
-	e.lastSeen.Flush(t.Context())
-	if e.store.writesFor(sessionID) != 2 {
-		t.Fatal("not written after a minute")
-	}
-}
-
-// Issue 10, item 8: with an idle TTL shorter than the default touch interval,
-// a session used every few seconds stays active in the store: last-seen is
-// written often enough that the idle sweep never takes it.
-func TestShortIdleTTLKeepsActiveSessions(t *testing.T) {
-	const idle = 40 * time.Second
-	e := newEnv(t, func(c *Config) { c.IdleTTL = idle })
-	e.signIn(sessionID)
-	h := storage.HashSecret(sessionID)
-	for step := range 60 { // 5 minutes of use, one request every 5 s
-		e.clock.Advance(5 * time.Second)
-		if res := e.serve(withCookie(get("/app"), sessionID)); res.StatusCode != http.StatusOK {
-			t.Fatalf("step %d: active session refused: %d", step, res.StatusCode)
-		}
-		if step%2 == 1 { // a flush at every second request: Run's period for this TTL
-			if err := e.lastSeen.Flush(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s, err := e.store.Session(t.Context(), h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !s.Active(e.clock.Now(), idle) {
-			t.Fatalf("step %d: stored LastSeen %v is idle at %v: the sweep would delete an active session",
-				step, s.LastSeen, e.clock.Now())
-		}
 	}
 }
 

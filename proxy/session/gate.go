@@ -1,11 +1,9 @@
-package proxy
+package session
 
 import (
 	"errors"
 	"net/http"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -27,8 +25,9 @@ type Gate struct {
 	// Clock is the time sessions are judged at; nil: the system clock, read
 	// once with the lookup timer.
 	Clock func() time.Time
-	// Lookup, when set, observes the store read's duration in seconds.
-	Lookup prometheus.Observer
+	// Lookup, when set, observes the store read's duration in seconds (a
+	// prometheus.Observer).
+	Lookup interface{ Observe(seconds float64) }
 	// Gone, when set, is told the hash of a cookie whose session no longer
 	// authenticates (unknown, expired, revoked), so that whatever is cached
 	// for it (the signed assertion) is dropped.
@@ -41,7 +40,7 @@ type Gate struct {
 // session is "not signed in" and writes nothing; any other store error is
 // returned, and the caller fails closed (SS9).
 func (g *Gate) Check(r *http.Request) (storage.Session, bool, error) {
-	id := sessionCookie(r.Header, g.CookieName)
+	id := cookieValue(r.Header, g.CookieName)
 	if id == "" {
 		return storage.Session{}, false, nil
 	}

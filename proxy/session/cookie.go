@@ -1,14 +1,15 @@
-package proxy
+package session
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
-// sessionCookie returns the value of the first cookie called name in the
+// cookieValue returns the value of the first cookie called name in the
 // Cookie header(s), the only place a session id is read from (SS7). It
 // parses only as far as needed and does not allocate.
-func sessionCookie(h http.Header, name string) string {
+func cookieValue(h http.Header, name string) string {
 	for _, line := range h["Cookie"] {
 		for len(line) > 0 {
 			var part string
@@ -26,17 +27,19 @@ func sessionCookie(h http.Header, name string) string {
 	return ""
 }
 
-// removeCookie deletes every cookie called name from the Cookie header(s),
-// keeping the others as they were (SS8).
-func removeCookie(h http.Header, name string) {
+// RemoveCookies deletes every cookie called one of names from the Cookie
+// header(s) of a request about to be forwarded, keeping the others as they
+// were (SS8). Lines are edited in place: h must not share its value slices
+// with a header that is still read (http.Header.Clone copies them).
+func RemoveCookies(h http.Header, names ...string) {
 	lines, ok := h["Cookie"]
 	if !ok {
 		return
 	}
 	kept := lines[:0]
 	for _, line := range lines {
-		if strings.Contains(line, name) {
-			line = withoutCookie(line, name)
+		if containsAny(line, names) {
+			line = withoutCookies(line, names)
 		}
 		if line != "" {
 			kept = append(kept, line)
@@ -50,11 +53,20 @@ func removeCookie(h http.Header, name string) {
 	}
 }
 
-// withoutCookie returns line without the cookies called name, the others
-// joined by "; ". When they already stand that way in line (the removed
-// cookie was the first or the last), the result is a piece of line and
-// nothing is allocated.
-func withoutCookie(line, name string) string {
+func containsAny(line string, names []string) bool {
+	for _, name := range names {
+		if strings.Contains(line, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutCookies returns line without the cookies called one of names, the
+// others joined by "; ". When they already stand that way in line (the
+// removed cookie was the first or the last), the result is a piece of line
+// and nothing is allocated.
+func withoutCookies(line string, names []string) string {
 	var b strings.Builder
 	built := false
 	start, end := 0, 0 // while !built, the result so far is line[start:end]
@@ -64,7 +76,7 @@ func withoutCookie(line, name string) string {
 			part, next = part[:i], pos+i+1
 		}
 		k, _, _ := strings.Cut(part, "=")
-		if kept := trimSpace(part); kept != "" && trimSpace(k) != name {
+		if kept := trimSpace(part); kept != "" && !slices.Contains(names, trimSpace(k)) {
 			off := pos + strings.Index(part, kept)
 			switch {
 			case !built && start == end:
@@ -89,23 +101,17 @@ func withoutCookie(line, name string) string {
 	return line[start:end]
 }
 
-// modifyResponse drops any Set-Cookie of the session cookie's name, so the
-// upstream can neither plant nor clear a Gatehouse session (SS8).
-func (p *Proxy) modifyResponse(res *http.Response) error {
-	dropSessionSetCookies(res.Header, p.cookieName)
-	return nil
-}
-
-// dropSessionSetCookies removes, in place, the Set-Cookie lines of h that
-// set the cookie called name (SS8).
-func dropSessionSetCookies(h http.Header, name string) {
+// DropSetCookies removes, in place, the Set-Cookie lines of h that set a
+// cookie called one of names, so that an answer passed on from elsewhere
+// (the upstream's) can neither plant nor clear a Gatehouse cookie (SS8).
+func DropSetCookies(h http.Header, names ...string) {
 	lines, ok := h["Set-Cookie"]
 	if !ok {
 		return
 	}
 	kept := lines[:0]
 	for _, line := range lines {
-		if setCookieName(line) != name {
+		if !slices.Contains(names, setCookieName(line)) {
 			kept = append(kept, line)
 		}
 	}

@@ -1,6 +1,7 @@
-package proxy
+package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,7 +11,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// TouchInterval is how stale a session's stored LastSeen may get: the proxy
+// TouchInterval is how stale a session's stored LastSeen may get: the Gate
 // reports a session to LastSeen once it is older than this, and LastSeen
 // writes each session at most once per interval (SS5). A short idle TTL
 // shortens it: see TouchIntervalFor.
@@ -35,8 +36,8 @@ const DefaultFlushInterval = 15 * time.Second
 // The zero value plus a Store is ready to use; it is safe for concurrent use.
 type LastSeen struct {
 	Store SessionToucher
-	// TouchEvery is the touch interval, default TouchInterval; proxy.New
-	// sets it from the idle TTL (TouchIntervalFor) when it is zero.
+	// TouchEvery is the touch interval, default TouchInterval; set it from
+	// the idle TTL with TouchIntervalFor (proxy.New does when it is zero).
 	TouchEvery time.Duration
 	// Interval is the flush period, default DefaultFlushInterval or half of
 	// TouchEvery when that is shorter.
@@ -100,7 +101,7 @@ func (l *LastSeen) Flush(ctx context.Context) error {
 	}
 	if err := l.Store.TouchSessions(ctx, batch); err != nil {
 		l.giveBack(batch)
-		return fmt.Errorf("proxy: writing last-seen of %d sessions: %w", len(batch), err)
+		return fmt.Errorf("session: writing last-seen of %d sessions: %w", len(batch), err)
 	}
 	return nil
 }
@@ -161,9 +162,4 @@ func (l *LastSeen) now() time.Time {
 	return time.Now()
 }
 
-func (l *LastSeen) logger() *slog.Logger {
-	if l.Logger != nil {
-		return l.Logger
-	}
-	return slog.Default()
-}
+func (l *LastSeen) logger() *slog.Logger { return cmp.Or(l.Logger, slog.Default()) }

@@ -1,0 +1,40 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Every built-in error page has a heading, what to do, one action and the
+// code last; a code without its own words still gets a way out.
+func TestErrorPageHelp(t *testing.T) {
+	for _, p := range []Problem{
+		NewProblem(http.StatusGone, "invalid_token", "Invalid or expired reset token"),
+		NewProblem(http.StatusBadGateway, "upstream_unavailable", "The application is not reachable"),
+		NewProblem(http.StatusTeapot, "something_new", "Something new"),
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/reports?x=1", nil)
+		r.Header.Set("Accept", "text/html")
+		w := httptest.NewRecorder()
+		WriteProblem(w, r, p)
+		body := w.Body.String()
+		h := HelpFor(r, p)
+		if h.Heading == "" || h.Next == "" || h.Action == "" || h.ActionURL == "" {
+			t.Errorf("%s: help %+v", p.Code, h)
+		}
+		action := strings.Index(body, `class="button"`)
+		code := strings.Index(body, "Error "+strconv.Itoa(p.Status)+" · "+p.Code)
+		if action < 0 || code < 0 || action > code || !strings.Contains(body, "<h1>"+h.Heading+"</h1>") {
+			t.Errorf("%s: page\n%s", p.Code, body)
+		}
+	}
+	if h := HelpFor(httptest.NewRequest(http.MethodGet, "/reports?x=1", nil), NewProblem(http.StatusBadGateway, "upstream_unavailable", "x")); h.ActionURL != "/reports?x=1" {
+		t.Errorf("server trouble on a GET: try again at %q, want the same address", h.ActionURL)
+	}
+	if h := HelpFor(httptest.NewRequest(http.MethodGet, "/x", nil), NewProblem(http.StatusGone, "invalid_token", "x")); h.ActionURL != "/auth/forgot" {
+		t.Errorf("invalid_token: action %q", h.ActionURL)
+	}
+}
