@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )

@@ -3,7 +3,7 @@ package authflows
 import (
 	"net/http"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 )
 
 // recordAudit writes one audit event of the request (AD1, LG2): its id,

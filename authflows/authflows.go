@@ -4,7 +4,7 @@
 //
 // Dependencies: authflows → storage (records, errors), proxy/web (problem
 // answers, the --mode answer, client IP), proxy/policy (the access policy
-// checked at every sign-in) and proxy for its session Gate only, so that a
+// checked at every sign-in), authflows/audit and proxy for its session Gate only, so that a
 // session means the same under /auth/ as on proxied paths. The proxy hands
 // /auth/ requests to Handler as a plain http.Handler and never imports
 // authflows. The store interface it needs (Store) is declared here.
@@ -21,8 +21,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy"
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )

@@ -9,7 +9,7 @@ import (
 
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 )
 
 // LG1 / CONTRACT "No password ... is ever written to a log" and the audit

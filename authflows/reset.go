@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )

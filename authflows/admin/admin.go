@@ -5,7 +5,7 @@
 // API and does not care which one it has, so a command gives the same
 // result and output through the running server or on the database file.
 //
-// Dependencies: admin → storage, proxy/audit. The store interface it needs
+// Dependencies: admin → storage, authflows/audit. The store interface it needs
 // (Store) is declared here; password rules come in as a function.
 package admin
 
@@ -16,7 +16,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )

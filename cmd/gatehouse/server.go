@@ -19,9 +19,9 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/authflows/admin"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
