@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
-	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -281,11 +280,11 @@ func loginAccountKey(email string) string {
 const notAnAddress = "(not an address)"
 
 // logEmail is a user-supplied email as a log line and the audit trail may
-// hold it: only a plain address (policy.ValidAddress, at most 254 bytes)
+// hold it: only a plain address (storage.ValidAddress, at most 254 bytes)
 // is written as typed. Anything else is notAnAddress, because what people
 // type into the email field by mistake is most often their password (LG1).
 func logEmail(email string) string {
-	if !policy.ValidAddress(email) {
+	if !storage.ValidAddress(email) {
 		return notAnAddress
 	}
 	return email

@@ -1,5 +1,6 @@
 // Package storage owns Gatehouse's record types, the sentinel errors every
-// backend returns, and the Store contract that a backend implements.
+// backend returns, the Store contract that a backend implements, and the
+// syntax of the emails it keeps (email.go: NormalizeEmail, ValidAddress).
 //
 // Dependencies: storage imports only the standard library. Backends live in
 // sub-packages (storage/bolt, storage/postgres) and import storage, as does
@@ -19,7 +20,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -66,10 +66,6 @@ func NewUserID() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return hex.EncodeToString(b[:])
 }
-
-// NormalizeEmail is the one form in which emails are compared and stored:
-// trimmed and lower-cased.
-func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // User is an account. PasswordHash is an argon2id PHC string, or empty for an
 // account that signs in only through a linked provider.

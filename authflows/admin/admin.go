@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
-	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -149,11 +148,11 @@ func (s *Service) record(ctx context.Context, event string, u storage.User, attr
 
 // CheckEmail returns the normalized form of an address an operator gives:
 // one plain address by the rules a provider's must meet (EM1,
-// policy.ValidAddress), so that no account holds an address with invisible
+// storage.ValidAddress), so that no account holds an address with invisible
 // or bidi characters, a domain literal, or more than 254 bytes.
 func CheckEmail(email string) (string, error) {
 	e := storage.NormalizeEmail(email) // lower-cased first: "Élodie@…" is as good as "Alice@…"
-	if !policy.ValidAddress(e) {
+	if !storage.ValidAddress(e) {
 		return "", refuse(CodeInvalidRequest, "%q is not a plain email address", email)
 	}
 	return e, nil

@@ -2,7 +2,7 @@ package admin
 
 import "testing"
 
-// Review of 8b56c8c: CheckEmail now runs policy.ValidAddress on the
+// Review of 8b56c8c: CheckEmail now runs storage.ValidAddress on the
 // address as typed, before storage.NormalizeEmail lower-cases it. The
 // PlainAddress part of it refuses a non-ASCII capital in the local part
 // (it is meant for addresses compared lower-cased), so `users add` refuses

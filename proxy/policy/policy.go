@@ -5,8 +5,9 @@
 // memory (the emails file is loaded and re-read on change by Refresh) and
 // the session record the gate already has (AP2).
 //
-// Dependencies: policy imports only the standard library. proxy (the
-// request gate) and authflows (every sign-in) call it.
+// Dependencies: policy → storage (the email and domain syntax, beside
+// NormalizeEmail). proxy (the request gate) and authflows (every sign-in)
+// call it.
 package policy
 
 import (
