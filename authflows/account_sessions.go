@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -129,14 +130,14 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	}
 	// The current password as sign-in reads it: NFKC (PW2), and never
 	// hashed when too long to be one (DS2).
-	current := normalizePassword(in["current_password"])
-	if utf8.RuneCountInString(current) > MaxPasswordLength { // a failed guess, as at sign-in
+	current := password.Normalize(in["current_password"])
+	if utf8.RuneCountInString(current) > password.MaxLength { // a failed guess, as at sign-in
 		h.passwordChangeFailed(w, r, s, errWrongPassword)
 		return
 	}
 	ok, _, err = h.hasher.Verify(ctx, u.PasswordHash, current)
 	switch {
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, password.ErrBusy):
 		bucket.refund(account)
 		h.passwordChangeFailed(w, r, s, errBusy)
 		return
@@ -150,13 +151,13 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bucket.refund(account)
-	password, p, ok := h.newPassword(in, u.Email)
+	chosen, p, ok := h.newPassword(in, u.Email)
 	if !ok {
 		h.passwordChangeFailed(w, r, s, p)
 		return
 	}
-	phc, err := h.hasher.Hash(ctx, password)
-	if errors.Is(err, ErrBusy) {
+	phc, err := h.hasher.Hash(ctx, chosen)
+	if errors.Is(err, password.ErrBusy) {
 		h.passwordChangeFailed(w, r, s, errBusy)
 		return
 	}

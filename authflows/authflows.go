@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -59,7 +60,10 @@ type Config struct {
 	// beside BaseURL's host (lower case, no port).
 	AllowedRedirectHosts []string
 
-	Hash HashParams // argon2id cost; production uses DefaultHashParams
+	Hash password.HashParams // argon2id cost; production uses password.DefaultHashParams
+	// Hasher hashes and verifies passwords; nil: one with Hash and the
+	// production limits.
+	Hasher *password.Hasher
 
 	Providers []ProviderConfig // configured OAuth providers
 
@@ -110,7 +114,7 @@ type Handler struct {
 	now     func() time.Time
 	mux     *http.ServeMux
 	handler http.Handler
-	hasher  *Hasher
+	hasher  *password.Hasher
 	limits  *limits
 	metrics *metrics
 	pages   *pages
@@ -153,8 +157,8 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.MailTemplates == "" {
 		cfg.MailTemplates = cfg.TemplatesDir
 	}
-	if cfg.Hash == (HashParams{}) {
-		cfg.Hash = DefaultHashParams
+	if cfg.Hash == (password.HashParams{}) {
+		cfg.Hash = password.DefaultHashParams
 	}
 	h := &Handler{cfg: cfg, store: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock, mux: http.NewServeMux()}
 	if h.gate == nil {
@@ -173,7 +177,9 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if h.oauth, err = newProviders(ctx, cfg.Providers, cfg.Clock); err != nil {
 		return nil, err
 	}
-	h.hasher = NewHasher(cfg.Hash)
+	if h.hasher = cfg.Hasher; h.hasher == nil {
+		h.hasher = password.NewHasher(cfg.Hash)
+	}
 	h.limits = newLimits(cfg.Clock)
 	if cfg.SharedLimits != nil {
 		onError := func(bucket string, err error) {

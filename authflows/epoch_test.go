@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -71,7 +72,7 @@ func TestNoSessionOutlivesConcurrentReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, _ := e.Handler.hasher.Verify(t.Context(), stored.PasswordHash, normalizePassword(freshPassword)); !ok {
+	if ok, _, _ := e.Hasher.Verify(t.Context(), stored.PasswordHash, password.Normalize(freshPassword)); !ok {
 		t.Error("the reset's password no longer works: a sign-in overwrote it")
 	}
 }

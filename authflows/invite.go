@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 
-	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
-
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -116,13 +116,13 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	form.Email = u.Email
-	password, p, ok := h.newPassword(in, u.Email)
+	chosen, p, ok := h.newPassword(in, u.Email)
 	if !ok {
 		h.inviteFailed(w, r, p, p.Code, form)
 		return
 	}
-	phc, err := h.hasher.Hash(ctx, password)
-	if errors.Is(err, ErrBusy) {
+	phc, err := h.hasher.Hash(ctx, chosen)
+	if errors.Is(err, password.ErrBusy) {
 		h.inviteFailed(w, r, errBusy, "busy", form)
 		return
 	}

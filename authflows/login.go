@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -107,8 +108,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	form = h.newLoginForm(in["rd"])
 	form.Email = in["email"]
 	email := storage.NormalizeEmail(in["email"])
-	password := normalizePassword(in["password"])
-	if email == "" || password == "" {
+	typed := password.Normalize(in["password"])
+	if email == "" || typed == "" {
 		h.loginRefused(w, r, errMissingCredentials, form)
 		return
 	}
@@ -121,12 +122,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	u, ok, err := h.verifyLogin(ctx, email, password)
+	u, ok, err := h.verifyLogin(ctx, email, typed)
 	if err != nil || ok {
 		bucket.refund(account)
 	}
 	switch {
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, password.ErrBusy):
 		h.event(r, "login_busy")
 		h.metrics.logins.WithLabelValues("busy").Inc()
 		h.loginRefused(w, r, errBusy, form)
@@ -198,14 +199,14 @@ type userAnswer struct {
 	Email string `json:"email"`
 }
 
-// verifyLogin reports whether password is the one of the account email,
+// verifyLogin reports whether typed is the password of the account email,
 // and returns the account when there is one (for the log only when ok is
-// false). A password longer than MaxPasswordLength is refused without
+// false). A password longer than password.MaxLength is refused without
 // hashing (DS2); otherwise exactly one Verify runs, with the dummy hash when
-// the account is unknown or has no password (PW4). Errors: ErrBusy, or a
-// store failure.
-func (h *Handler) verifyLogin(ctx context.Context, email, password string) (storage.User, bool, error) {
-	if utf8.RuneCountInString(password) > MaxPasswordLength {
+// the account is unknown or has no password (PW4). Errors:
+// password.ErrBusy, or a store failure.
+func (h *Handler) verifyLogin(ctx context.Context, email, typed string) (storage.User, bool, error) {
+	if utf8.RuneCountInString(typed) > password.MaxLength {
 		return storage.User{}, false, nil
 	}
 	u, err := h.store.UserByEmail(ctx, email)
@@ -214,7 +215,7 @@ func (h *Handler) verifyLogin(ctx context.Context, email, password string) (stor
 	} else if err != nil {
 		return storage.User{}, false, err
 	}
-	ok, needsRehash, err := h.hasher.Verify(ctx, u.PasswordHash, password)
+	ok, needsRehash, err := h.hasher.Verify(ctx, u.PasswordHash, typed)
 	if err != nil {
 		return storage.User{}, false, err
 	}
@@ -222,7 +223,7 @@ func (h *Handler) verifyLogin(ctx context.Context, email, password string) (stor
 		return u, false, nil
 	}
 	if needsRehash {
-		h.upgradePasswordHash(ctx, u, password)
+		h.upgradePasswordHash(ctx, u, typed)
 	}
 	return u, true, nil
 }
@@ -237,8 +238,8 @@ type passwordUpgrader interface {
 // parameters (PW1). It is best effort: a failure only leaves the old hash.
 // The store swaps the hash only if it is still the one verified, so a
 // password reset completed meanwhile is never overwritten by the old password.
-func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, password string) {
-	hash, err := h.hasher.Hash(ctx, password)
+func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, typed string) {
+	hash, err := h.hasher.Hash(ctx, typed)
 	if err != nil {
 		h.log.WarnContext(ctx, "password hash upgrade skipped", "user_id", u.ID, "err", err)
 		return

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 )
 
 // idTokenRewriter makes the IdP's next token answer carry the ID token

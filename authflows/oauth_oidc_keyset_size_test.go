@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 )
 
 // Review (x6): what Gatehouse reads of a provider's answers is capped at

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 )
 
 // Review (x6): ID1 wants every provider endpoint, discovered ones and the

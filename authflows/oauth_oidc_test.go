@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 )
 
 // testIdP is a real OpenID Provider (github.com/oauth2-proxy/mockoidc) run

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -377,15 +378,15 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	password, p, ok := h.newPassword(in, u.Email)
+	chosen, p, ok := h.newPassword(in, u.Email)
 	if !ok {
 		form.Email = u.Email
 		h.resetFailed(w, r, p, p.Code, form)
 		return
 	}
 
-	phc, err := h.hasher.Hash(ctx, password)
-	if errors.Is(err, ErrBusy) {
+	phc, err := h.hasher.Hash(ctx, chosen)
+	if errors.Is(err, password.ErrBusy) {
 		h.resetFailed(w, r, errBusy, "busy", form)
 		return
 	}

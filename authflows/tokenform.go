@@ -3,6 +3,7 @@ package authflows
 import (
 	"net/http"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -13,18 +14,18 @@ import (
 // names as context) and returns it normalized; otherwise ok is false and p
 // says why (errPasswordMismatch, or errWeakPassword with the reason as
 // Detail). p.Code doubles as the reason to log.
-func (h *Handler) newPassword(in map[string]string, email string) (password string, p web.Problem, ok bool) {
-	password = in["password"]
-	if c, sent := in["confirm"]; sent && c != password {
+func (h *Handler) newPassword(in map[string]string, email string) (chosen string, p web.Problem, ok bool) {
+	chosen = in["password"]
+	if c, sent := in["confirm"]; sent && c != chosen {
 		return "", errPasswordMismatch, false
 	}
-	password = normalizePassword(password)
-	if err := checkPassword(password, email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
+	chosen = password.Normalize(chosen)
+	if err := password.Check(chosen, email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
 		p = errWeakPassword
 		p.Detail = err.Error()
 		return "", p, false
 	}
-	return password, web.Problem{}, true
+	return chosen, web.Problem{}, true
 }
 
 // tokenFormFailed answers p to a post of the form behind a mailed link of
@@ -50,3 +51,7 @@ func (h *Handler) tokenFormFailed(w http.ResponseWriter, r *http.Request, kind s
 	}
 	h.render(w, r, p.Status, kind, form)
 }
+
+// appNames is the app's name as password context: --app-name and the host
+// of --base-url (--app-name's default, then named once).
+func (h *Handler) appNames() []string { return password.AppNames(h.cfg.AppName, h.cfg.BaseURL) }

@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/authflows/admin"
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
@@ -125,7 +126,7 @@ func (s *server) build(ctx context.Context) error {
 		HSTS:                 cfg.TLS.Enabled(),
 		CookieDomain:         cfg.CookieDomain,
 		AllowedRedirectHosts: cfg.AllowedRedirectHosts,
-		Hash:                 authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
+		Hash:                 password.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1},
 		Providers:            providerConfigs(cfg),
 		Policy:               pol,
 		OpenSignup:           cfg.OpenSignup,
@@ -148,9 +149,9 @@ func (s *server) build(ctx context.Context) error {
 	s.auth = auth
 	s.adminAPI = admin.NewHandler(&admin.Service{
 		Store: s.store,
-		HashPassword: func(ctx context.Context, password, email string) (string, error) {
-			hp := authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
-			return authflows.NewPasswordHash(ctx, hp, password, email, cfg.PasswordMinLength, authflows.AppNames(cfg.AppName, cfg.BaseURL)...)
+		HashPassword: func(ctx context.Context, plain, email string) (string, error) {
+			hp := password.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
+			return password.NewHash(ctx, hp, plain, email, cfg.PasswordMinLength, password.AppNames(cfg.AppName, cfg.BaseURL)...)
 		},
 		Audit:      s.audit,
 		Logger:     s.log,
