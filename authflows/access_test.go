@@ -12,6 +12,7 @@ import (
 
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -263,7 +264,7 @@ func TestForgotDisabledUserNotMailed(t *testing.T) {
 
 // The groups a sign-in earned decide, and are kept on the session for
 // X-Forwarded-Groups. The fake providers do not report groups yet (the
-// provider side fills providerIdentity.Groups), so the callback's second
+// provider side fills provider.Identity.Groups), so the callback's second
 // half is driven with the identity a provider would return.
 func TestSignInByEarnedGroups(t *testing.T) {
 	// Every rule at once: each one alone lets its users in.
@@ -296,7 +297,7 @@ func TestSignInByEarnedGroups(t *testing.T) {
 			if tc.email == "" {
 				tc.email = "someone@example.com"
 			}
-			id := providerIdentity{Subject: "s-1", Email: tc.email, EmailVerified: true, Groups: tc.groups}
+			id := provider.Identity{Subject: "s-1", Email: tc.email, EmailVerified: true, Groups: tc.groups}
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodGet, e.base+"/auth/callback/"+tc.provider, nil)
 			e.Handler.completeLogin(w, r, e.Handler.oauth[tc.provider], storage.OAuthFlow{Redirect: "/app"}, id)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -105,7 +106,7 @@ func (h *Handler) accountRows(u storage.User, ids []storage.Identity) []linkedAc
 			CanLink: configured && !ok, OnlyMethod: ok && only,
 		}
 	}
-	for _, k := range providerKinds {
+	for _, k := range provider.Kinds() {
 		name := k.Name
 		_, configured := h.oauth[name]
 		if _, ok := linked[name]; configured || ok {
@@ -131,7 +132,7 @@ func (a linkedAccount) LinkURL() string {
 // --mode; for an identity that is not linked, 404 not_linked.
 func (h *Handler) unlinkPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("provider")
-	if _, ok := providerKind(name); !ok {
+	if _, ok := provider.KindOf(name); !ok {
 		h.problem(w, r, errUnknownProvider)
 		return
 	}
@@ -161,7 +162,7 @@ func (h *Handler) unlinkPage(w http.ResponseWriter, r *http.Request) {
 // still be unlinked.
 func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("provider")
-	if _, ok := providerKind(name); !ok {
+	if _, ok := provider.KindOf(name); !ok {
 		h.problem(w, r, errUnknownProvider)
 		return
 	}

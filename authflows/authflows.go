@@ -23,6 +23,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/authflows/password"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -65,7 +66,7 @@ type Config struct {
 	// production limits.
 	Hasher *password.Hasher
 
-	Providers []ProviderConfig // configured OAuth providers
+	Providers []provider.Config // configured OAuth providers
 
 	// Policy decides who may sign in (nil: no policy). With it on, every
 	// sign-in must pass it; an unknown OAuth identity becomes an account
@@ -118,9 +119,13 @@ type Handler struct {
 	limits  *limits
 	metrics *metrics
 	pages   *pages
-	oauth   map[string]*provider
-	mails   *mailTemplates
-	device  deviceKey // HMAC key of device cookies (DV1)
+	oauth   map[string]*provider.Provider
+	// oauthStarts limits the flows a client IP may start with each
+	// provider, so that unauthenticated requests cannot fill the store with
+	// pending flows (DS1): at most flowStartBurst per flowStartPeriod.
+	oauthStarts map[string]*keyedLimiter
+	mails       *mailTemplates
+	device      deviceKey // HMAC key of device cookies (DV1)
 }
 
 // New checks cfg and builds the handler.
@@ -174,8 +179,12 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if h.mails, err = loadMailTemplates(cfg.MailTemplates); err != nil {
 		return nil, err
 	}
-	if h.oauth, err = newProviders(ctx, cfg.Providers, cfg.Clock); err != nil {
+	if h.oauth, err = provider.New(ctx, cfg.Providers, cfg.Clock); err != nil {
 		return nil, err
+	}
+	h.oauthStarts = map[string]*keyedLimiter{}
+	for name := range h.oauth {
+		h.oauthStarts[name] = newKeyedLimiter(flowStartBurst, flowStartPeriod, cfg.Clock)
 	}
 	if h.hasher = cfg.Hasher; h.hasher == nil {
 		h.hasher = password.NewHasher(cfg.Hash)
@@ -186,8 +195,8 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 			h.log.Warn("throttle counted in this process only: shared store failed", "bucket", bucket, "err", err)
 		}
 		h.limits.share(cfg.SharedLimits, onError)
-		for name, p := range h.oauth {
-			p.starts.share(cfg.SharedLimits, "oauth_start_"+name, flowStartPeriod, onError)
+		for name, starts := range h.oauthStarts {
+			starts.share(cfg.SharedLimits, "oauth_start_"+name, flowStartPeriod, onError)
 		}
 	}
 	h.routes()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/password"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -69,7 +70,7 @@ func TestLoginPage(t *testing.T) {
 func TestLoginPageProviderButtons(t *testing.T) {
 	env := newTestEnv(t, func(c *Config) {
 		for _, name := range []string{"github", "google"} {
-			c.Providers = append(c.Providers, ProviderConfig{
+			c.Providers = append(c.Providers, provider.Config{
 				Name: name, ClientID: "client-" + name, ClientSecret: "secret-" + name,
 				RedirectURL: testBaseURL + "/auth/callback/" + name,
 			})

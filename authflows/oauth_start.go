@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -69,8 +70,8 @@ func (h *Handler) oauthLink(w http.ResponseWriter, r *http.Request) {
 // minimal scopes (OA11) and, for an OpenID provider, a nonce. A client IP past its
 // limit of flow starts with this provider gets 429 and nothing is stored
 // (DS1).
-func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider, purpose string, sessionHash storage.Hash) {
-	if !p.starts.allow(clientKey(h.cfg.ClientIP(r))) {
+func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider.Provider, purpose string, sessionHash storage.Hash) {
+	if !h.oauthStarts[p.Name].allow(clientKey(h.cfg.ClientIP(r))) {
 		h.oauthEvent(r, p.Name, "throttled", slog.String("purpose", purpose))
 		web.WriteProblem(w, r, errRateLimited)
 		return
@@ -89,10 +90,8 @@ func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider,
 		CreatedAt:   now,
 		ExpiresAt:   now.Add(oauthFlowTTL),
 	}
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(flow.Verifier)}
-	if p.nonce {
+	if p.UsesNonce() {
 		flow.Nonce = newSecret()
-		opts = append(opts, oauth2.SetAuthURLParam("nonce", flow.Nonce))
 	}
 	if err := h.store.CreateOAuthFlow(r.Context(), flow); err != nil {
 		h.answerStoreFailure(w, r, err)
@@ -100,7 +99,7 @@ func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider,
 	}
 	http.SetCookie(w, h.transactionCookie(browser, int(oauthFlowTTL.Seconds())))
 	h.event(r, "oauth_started", slog.String("provider", p.Name), slog.String("purpose", purpose))
-	http.Redirect(w, r, p.oauth.AuthCodeURL(state, opts...), http.StatusFound)
+	http.Redirect(w, r, p.AuthCodeURL(state, flow.Verifier, flow.Nonce), http.StatusFound)
 }
 
 // transactionCookie is HttpOnly, SameSite=Lax (the provider's redirect back

@@ -21,6 +21,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/authflows/admin"
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/authflows/password"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
@@ -243,9 +244,9 @@ func withJWKS(auth http.Handler, keys *assertion.Keys) http.Handler {
 }
 
 // providerConfigs are the providers the flags enabled.
-func providerConfigs(cfg Config) []authflows.ProviderConfig {
-	var out []authflows.ProviderConfig
-	for i, k := range authflows.ProviderKinds() {
+func providerConfigs(cfg Config) []provider.Config {
+	var out []provider.Config
+	for i, k := range provider.Kinds() {
 		if i < len(cfg.Providers) && k.Enabled(&cfg.Providers[i]) {
 			out = append(out, cfg.Providers[i])
 		}
@@ -534,13 +535,13 @@ func ownCookies(cfg Config) []string {
 func warnNewcomerTraps(log *slog.Logger, cfg Config) {
 	baseHost := cfg.BaseURL.Hostname()
 	listenHost, _, _ := net.SplitHostPort(cfg.Listen)
-	if authflows.IsLoopbackHost(baseHost) && !(listenHost != "" && authflows.IsLoopbackHost(listenHost)) {
+	if provider.IsLoopbackHost(baseHost) && !(listenHost != "" && provider.IsLoopbackHost(listenHost)) {
 		// A browser on another machine opens http://SERVER:PORT/ and is sent
 		// to its own localhost for the sign-in.
 		log.Warn("--base-url names localhost while --listen accepts other hosts: browsers elsewhere would be sent to their own machine to sign in; set --base-url to the address users open",
 			"base_url", cfg.BaseURL.String(), "listen", cfg.Listen)
 	}
-	if cfg.CookieSecure && cfg.BaseURL.Scheme == "http" && !authflows.IsLoopbackHost(baseHost) {
+	if cfg.CookieSecure && cfg.BaseURL.Scheme == "http" && !provider.IsLoopbackHost(baseHost) {
 		log.Warn("--cookie-secure with an http:// --base-url: browsers keep no Secure cookie set over plain http (localhost aside), so sign-in would loop; use https:// or leave --cookie-secure unset",
 			"base_url", cfg.BaseURL.String())
 	}
