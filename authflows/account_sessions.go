@@ -201,12 +201,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 // reset does (RS6): if it was not the owner, they learn of it. A failure
 // is logged; the change stands.
 func (h *Handler) mailPasswordNotice(r *http.Request, u storage.User) {
-	now := h.now()
-	notice, err := h.renderPasswordNotice(u.Email, now, now, true) // this browser gets a new session below
-	if err == nil {
-		notice.NextAttempt = now
-		_, err = h.store.EnqueueMail(r.Context(), notice)
-	}
+	_, err := h.store.EnqueueMail(r.Context(), storage.PasswordChangedJob(u, h.now(), true)) // this browser gets a new session below
 	if err != nil {
 		h.log.ErrorContext(r.Context(), "change password: queue notice mail", "user_id", u.ID, "err", err)
 		return

@@ -234,7 +234,7 @@ func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Ma
 	case storage.MailKindInvite:
 		return h.prepareInvite(ctx, job)
 	case storage.MailKindPasswordChanged:
-		return h.prepareAdminNotice(ctx, job)
+		return h.preparePasswordNotice(ctx, job)
 	default:
 		return storage.Mail{}, fmt.Errorf("prepare mail: unknown kind %q", job.Kind)
 	}
@@ -271,15 +271,17 @@ func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Ma
 	return m, nil
 }
 
-// prepareAdminNotice renders the notice of a password an administrator
-// set (`users set-password`): every session of the user was revoked, this
-// mail says so. The job carries the time of the change.
-func (h *Handler) prepareAdminNotice(ctx context.Context, job storage.Mail) (storage.Mail, error) {
+// preparePasswordNotice renders the "your password was changed" mail
+// (RS6) of a storage.PasswordChangedJob, queued by a reset, a change on the
+// account page and `users set-password`: the time of the change (the job's
+// CreatedAt), the forgot link, and that every device, or every other one
+// when the changing browser stays signed in, was signed out.
+func (h *Handler) preparePasswordNotice(ctx context.Context, job storage.Mail) (storage.Mail, error) {
 	u, err := h.store.UserByID(ctx, job.UserID)
 	if err != nil {
 		return storage.Mail{}, fmt.Errorf("prepare notice mail: look up user: %w", err)
 	}
-	m, err := h.renderPasswordNotice(u.Email, job.CreatedAt, h.now(), false)
+	m, err := h.renderPasswordNotice(u.Email, job.CreatedAt, h.now(), job.Subject == storage.PasswordChangedKeptSession)
 	if err != nil {
 		return storage.Mail{}, fmt.Errorf("prepare notice mail: %w", err)
 	}
@@ -288,9 +290,8 @@ func (h *Handler) prepareAdminNotice(ctx context.Context, job storage.Mail) (sto
 }
 
 // renderPasswordNotice renders the "your password was changed" mail to
-// email (RS6), for a change made at changed: after a reset, a password
-// change on the account page (keptDevice: that browser stays signed in) and
-// `users set-password`.
+// email (RS6), for a change made at changed (keptDevice: the browser that
+// made it stays signed in).
 func (h *Handler) renderPasswordNotice(email string, changed, now time.Time, keptDevice bool) (storage.Mail, error) {
 	return h.mails.render(mailPasswordChanged, email, mailData{
 		Site:       h.cfg.AppName,
@@ -396,13 +397,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	}
 
 	now := h.now()
-	notice, err := h.renderPasswordNotice(u.Email, now, now, false)
-	if err != nil {
-		// The reset goes ahead without the notice rather than not at all.
-		h.log.ErrorContext(ctx, "reset: render notice mail", "user_id", u.ID, "err", err)
-		notice = storage.Mail{}
-	}
-	u, revoked, err := h.store.CompleteReset(ctx, tokenHash, now, phc, notice)
+	u, revoked, err := h.store.CompleteReset(ctx, tokenHash, now, phc, storage.PasswordChangedJob(u, now, false))
 	if errors.Is(err, storage.ErrNotFound) { // used or voided since step 3
 		h.resetFailed(w, r, errInvalidToken, "invalid_token", form)
 		return
@@ -411,9 +406,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		h.answerStoreFailure(w, r, fmt.Errorf("reset: complete: %w", err))
 		return
 	}
-	if notice.To != "" {
-		h.cfg.WakeMailer()
-	}
+	h.cfg.WakeMailer()
 	h.event(r, "reset_completed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
 	h.recordAudit(r, audit.ResetCompleted, u.ID, u.Email, "")
 	h.metrics.resets.WithLabelValues("ok").Inc()

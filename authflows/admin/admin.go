@@ -288,7 +288,7 @@ func (s *Service) SetPassword(ctx context.Context, email, password string) (Chan
 // they learn of it. A failure is logged; the change stands.
 func (s *Service) mailPasswordNotice(ctx context.Context, u storage.User) {
 	now := s.now()
-	_, err := s.Store.EnqueueMail(ctx, storage.Mail{Kind: storage.MailKindPasswordChanged, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now})
+	_, err := s.Store.EnqueueMail(ctx, storage.PasswordChangedJob(u, now, false))
 	if err != nil {
 		if s.Logger != nil {
 			s.Logger.ErrorContext(ctx, "set password: queue notice mail", "user_id", u.ID, "err", err)
