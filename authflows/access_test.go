@@ -300,7 +300,7 @@ func TestSignInByEarnedGroups(t *testing.T) {
 			id := provider.Identity{Subject: "s-1", Email: tc.email, EmailVerified: true, Groups: tc.groups}
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodGet, e.base+"/auth/callback/"+tc.provider, nil)
-			e.Handler.completeLogin(w, r, e.Handler.oauth[tc.provider], storage.OAuthFlow{Redirect: "/app"}, id)
+			e.Handler.oauth.completeLogin(w, r, e.Handler.providers[tc.provider], storage.OAuthFlow{Redirect: "/app"}, id)
 			res := w.Result()
 			if !tc.pass {
 				if res.StatusCode != http.StatusForbidden || !strings.Contains(w.Body.String(), `"access_denied"`) {

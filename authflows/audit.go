@@ -9,7 +9,7 @@ import (
 // recordAudit writes one audit event of the request (AD1, LG2): its id,
 // the client IP and whom it concerns. Callers never pass secrets; the
 // event type has no field for one.
-func (h *Handler) recordAudit(r *http.Request, event, userID, email, provider string) {
+func (h *core) recordAudit(r *http.Request, event, userID, email, provider string) {
 	if h.cfg.Audit == nil {
 		return
 	}

@@ -13,6 +13,22 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
+// signInFlow is password sign-in and sign-out, and /auth/me.
+type signInFlow struct {
+	*core
+	store signInStore
+}
+
+// signInStore is what the sign-in flow needs of the store.
+type signInStore interface {
+	UserByEmail(ctx context.Context, email string) (storage.User, error)
+	UserByID(ctx context.Context, id string) (storage.User, error)
+	IdentitiesOfUser(ctx context.Context, userID string) ([]storage.Identity, error)
+	Session(ctx context.Context, idHash storage.Hash) (storage.Session, error)
+	DeleteSession(ctx context.Context, idHash storage.Hash) error
+	passwordUpgrader
+}
+
 // Password sign-in: GET and POST /auth/login, POST /auth/logout, GET /auth/me.
 
 var (
@@ -41,7 +57,7 @@ type loginForm struct {
 }
 
 // newLoginForm returns the sign-in page for rd.
-func (h *Handler) newLoginForm(rd string) loginForm {
+func (h *signInFlow) newLoginForm(rd string) loginForm {
 	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks(), ForgotURL: h.withRedirect("/auth/forgot", rd)}
 }
 
@@ -49,7 +65,7 @@ func (h *Handler) newLoginForm(rd string) loginForm {
 // happened (?notice=, ?reset=1 after a reset) and the email filled in after
 // a reset; or, for a browser that is signed in already, who it is with
 // "continue" and "sign out".
-func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
+func (h *signInFlow) loginPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := h.newLoginForm(q.Get("rd"))
 	f.Notice = noticeOf(q)
@@ -89,7 +105,7 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 //     refuses 403 access_denied, and no session;
 //  8. a new session (SS4), a device cookie for the account (DV1), 200 with
 //     the user, or 303 to rd for a form.
-func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+func (h *signInFlow) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	form := h.newLoginForm("")
 
@@ -205,7 +221,7 @@ type userAnswer struct {
 // hashing (DS2); otherwise exactly one Verify runs, with the dummy hash when
 // the account is unknown or has no password (PW4). Errors:
 // password.ErrBusy, or a store failure.
-func (h *Handler) verifyLogin(ctx context.Context, email, typed string) (storage.User, bool, error) {
+func (h *signInFlow) verifyLogin(ctx context.Context, email, typed string) (storage.User, bool, error) {
 	if utf8.RuneCountInString(typed) > password.MaxLength {
 		return storage.User{}, false, nil
 	}
@@ -238,7 +254,7 @@ type passwordUpgrader interface {
 // parameters (PW1). It is best effort: a failure only leaves the old hash.
 // The store swaps the hash only if it is still the one verified, so a
 // password reset completed meanwhile is never overwritten by the old password.
-func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, typed string) {
+func (h *signInFlow) upgradePasswordHash(ctx context.Context, u storage.User, typed string) {
 	hash, err := h.hasher.Hash(ctx, typed)
 	if err != nil {
 		h.log.WarnContext(ctx, "password hash upgrade skipped", "user_id", u.ID, "err", err)
@@ -257,7 +273,7 @@ func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, typed
 
 // loginRefused answers a failed sign-in: the sign-in page again with the
 // problem's status and title for browsers, the problem itself otherwise.
-func (h *Handler) loginRefused(w http.ResponseWriter, r *http.Request, p web.Problem, form loginForm) {
+func (h *signInFlow) loginRefused(w http.ResponseWriter, r *http.Request, p web.Problem, form loginForm) {
 	if !web.WantsHTML(r) {
 		web.WriteProblem(w, r, p)
 		return
@@ -295,7 +311,7 @@ func logEmail(email string) string {
 // answers 204 (a form: 303 to a local rd, else to the sign-in page, which
 // clears the cache again and says "signed out") with or without a session,
 // and tells the browser to drop its cache of the site (CS1).
-func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
+func (h *signInFlow) logout(w http.ResponseWriter, r *http.Request) {
 	h.expireCookie(w)
 	h.endUnprefixedSession(w, r)
 	clearSiteCache(w)
@@ -349,7 +365,7 @@ type identityAnswer struct {
 }
 
 // me reports the signed-in user, or 401 unauthenticated.
-func (h *Handler) me(w http.ResponseWriter, r *http.Request) {
+func (h *signInFlow) me(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	// Not requireSession: /auth/me answers 401 in both modes, never a redirect.
 	s, err := h.currentSession(r)

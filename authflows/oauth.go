@@ -25,10 +25,10 @@ type providerLink struct {
 
 // providerLinks lists the configured providers in page order, for the
 // sign-in page's buttons (.Providers with .Name and .Title).
-func (h *Handler) providerLinks() []providerLink {
+func (h *core) providerLinks() []providerLink {
 	var out []providerLink
 	for _, k := range provider.Kinds() {
-		if p, ok := h.oauth[k.Name]; ok {
+		if p, ok := h.providers[k.Name]; ok {
 			out = append(out, providerLink{Name: p.Name, Title: p.Title})
 		}
 	}
@@ -43,13 +43,13 @@ var (
 // configuredProvider returns the provider named in the path, or answers 404:
 // unknown_provider for a name Gatehouse does not support,
 // provider_not_configured for a supported one without credentials.
-func (h *Handler) configuredProvider(w http.ResponseWriter, r *http.Request) (*provider.Provider, bool) {
+func (h *oauthFlow) configuredProvider(w http.ResponseWriter, r *http.Request) (*provider.Provider, bool) {
 	name := r.PathValue("provider")
 	if _, ok := provider.KindOf(name); !ok {
 		web.WriteProblem(w, r, errUnknownProvider)
 		return nil, false
 	}
-	p, ok := h.oauth[name]
+	p, ok := h.providers[name]
 	if !ok {
 		web.WriteProblem(w, r, errProviderNotConfigured)
 		return nil, false
@@ -59,8 +59,8 @@ func (h *Handler) configuredProvider(w http.ResponseWriter, r *http.Request) (*p
 
 // providerTitle names a provider for pages and messages, also one that is
 // no longer configured.
-func (h *Handler) providerTitle(name string) string {
-	if p, ok := h.oauth[name]; ok {
+func (h *core) providerTitle(name string) string {
+	if p, ok := h.providers[name]; ok {
 		return p.Title
 	}
 	if k, ok := provider.KindOf(name); ok {

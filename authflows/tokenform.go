@@ -14,7 +14,7 @@ import (
 // names as context) and returns it normalized; otherwise ok is false and p
 // says why (errPasswordMismatch, or errWeakPassword with the reason as
 // Detail). p.Code doubles as the reason to log.
-func (h *Handler) newPassword(in map[string]string, email string) (chosen string, p web.Problem, ok bool) {
+func (h *core) newPassword(in map[string]string, email string) (chosen string, p web.Problem, ok bool) {
 	chosen = in["password"]
 	if c, sent := in["confirm"]; sent && c != chosen {
 		return "", errPasswordMismatch, false
@@ -34,7 +34,7 @@ func (h *Handler) newPassword(in map[string]string, email string) (chosen string
 // for a used, expired or unknown token, the 410 "link expired" page of the
 // kind; other answers are problems (a JSON POST with a bad token keeps 400
 // invalid_token, the code of errInvalidToken and errInvalidInvite alike).
-func (h *Handler) tokenFormFailed(w http.ResponseWriter, r *http.Request, kind string, p web.Problem, form resetForm) {
+func (h *core) tokenFormFailed(w http.ResponseWriter, r *http.Request, kind string, p web.Problem, form resetForm) {
 	if !web.WantsHTML(r) || (form.Token == "" && p.Code != errInvalidToken.Code) {
 		web.WriteProblem(w, r, p)
 		return
@@ -54,4 +54,4 @@ func (h *Handler) tokenFormFailed(w http.ResponseWriter, r *http.Request, kind s
 
 // appNames is the app's name as password context: --app-name and the host
 // of --base-url (--app-name's default, then named once).
-func (h *Handler) appNames() []string { return password.AppNames(h.cfg.AppName, h.cfg.BaseURL) }
+func (h *core) appNames() []string { return password.AppNames(h.cfg.AppName, h.cfg.BaseURL) }
