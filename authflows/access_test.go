@@ -17,7 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// Tests of the access policy at sign-in (CONTRACT "Access policy: who may
+// Tests of the access policy at sign-in (README "Access policy: who may
 // get in"; AP1, AP3). The request-path half is in proxy; these go end to
 // end over HTTP with the fake providers wherever the fakes reach.
 

@@ -29,7 +29,7 @@ func (s *heldLookups) UserByEmail(ctx context.Context, email string) (storage.Us
 	return u, err
 }
 
-// Issue 10, item 1: sign-ins that checked the old password while a reset
+// Sign-ins that checked the old password while a reset
 // completed get no session that outlives the reset.
 func TestNoSessionOutlivesConcurrentReset(t *testing.T) {
 	const signIns = 10 // the account's failure bucket holds 10 attempts in flight
@@ -92,7 +92,7 @@ func (s revokedAfterLookup) UserByIdentity(ctx context.Context, provider, subjec
 	return u, err
 }
 
-// Issue 10, item 1, OAuth: a sign-in whose user was revoked after the
+// OAuth: a sign-in whose user was revoked after the
 // identity was checked gets 409 credentials_changed and no session.
 func TestOAuthSignInSupersededByRevocation(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{wrapStore: func(s storage.Store) storage.Store { return revokedAfterLookup{s} }})

@@ -682,3 +682,36 @@ func TestEventLinesCarryContext(t *testing.T) {
 		}
 	}
 }
+
+// PW1: "a stored hash with weaker parameters is upgraded at the next
+// sign-in"; README: "stronger ones are kept"; the brief of the upgrade is
+// that it never goes down. A hash with four times the memory and one pass
+// fewer (twice the total work, and OWASP's own m=47104,t=1 versus
+// m=19456,t=2 trade) is not rewritten at the next sign-in with a quarter of
+// the memory, which would make the stored hash cheaper to crack on GPUs.
+func TestLoginUpgradeNeverLowersMemoryCost(t *testing.T) {
+	current := password.HashParams{Memory: 64, Time: 2, Threads: 1}
+	e := newTestEnv(t, func(c *Config) { c.Hash = current })
+	memoryHard := password.HashParams{Memory: 4 * current.Memory, Time: current.Time - 1, Threads: 1} // 256 KiB × 1 = 2× the work of 64 KiB × 2
+	stored, err := password.NewHasher(memoryHard).Hash(t.Context(), alicePassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := storage.User{ID: randomUserID(), Email: aliceEmail, PasswordHash: stored}
+	if err := e.Store.CreateUser(t.Context(), u); err != nil {
+		t.Fatal(err)
+	}
+	e.Login(t, aliceEmail, alicePassword)
+	got, err := e.Store.UserByID(t.Context(), u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p password.HashParams
+	if _, err := fmt.Sscanf(strings.Split(got.PasswordHash, "$")[3], "m=%d,t=%d,p=%d", &p.Memory, &p.Time, &p.Threads); err != nil {
+		t.Fatalf("stored hash %q: %v", got.PasswordHash, err)
+	}
+	if p.Memory < memoryHard.Memory || uint64(p.Memory)*uint64(p.Time) < uint64(memoryHard.Memory)*uint64(memoryHard.Time) {
+		t.Errorf("sign-in rewrote m=%d,t=%d (work %d) as m=%d,t=%d (work %d): the upgrade lowered the hash's cost",
+			memoryHard.Memory, memoryHard.Time, memoryHard.Memory*memoryHard.Time, p.Memory, p.Time, p.Memory*p.Time)
+	}
+}

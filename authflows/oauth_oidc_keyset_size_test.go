@@ -13,14 +13,12 @@ import (
 	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 )
 
-// Review (x6): what Gatehouse reads of a provider's answers is capped at
-// 1 MiB (provider/identity.go maxProviderResponse; x/oauth2 caps the token
-// response alike), but the key set is read by go-oidc with io.ReadAll and no
-// limit (and so is the discovery document at start): an IdP key set of
-// 64 MiB (here: a real JWKS followed by 64 MiB of JSON whitespace) is read
-// whole into memory at the callback, and its keys are used. Only the 10 s
-// client timeout bounds it, which over a fast link is gigabytes: one
-// answer can take the process down.
+// What Gatehouse reads of a provider's answers is capped at 1 MiB
+// (provider/identity.go maxProviderResponse; x/oauth2 caps the token
+// response alike), the key set included, which go-oidc reads with
+// io.ReadAll and no limit of its own (and so the discovery document at
+// start): an IdP key set of 64 MiB (here: a real JWKS followed by 64 MiB of
+// JSON whitespace) must not be read whole into memory at the callback.
 func TestOIDCKeySetReadIsCapped(t *testing.T) {
 	const padding = 64 << 20
 	var written atomic.Int64

@@ -15,15 +15,15 @@ import (
 	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 )
 
-// Review (x6): ID1 wants every provider endpoint, discovered ones and the
-// key set included, on https:// (http:// only on a loopback host), and
-// CheckEndpointURL enforces that on the URLs of the discovery document. But
-// the provider's HTTP client (provider/client.go newProviderClient)
-// follows any redirect: a token endpoint that answers 307 gets the client
-// secret, the code and the PKCE verifier re-posted in clear to an http://
-// host off loopback, and a key set that answers 302 is fetched over plain
-// http from there, and its keys then verify ID tokens. (GitHub's API calls
-// already refuse a redirect to another origin: provider/identity.go getJSON.)
+// ID1 wants every provider endpoint, discovered ones and the key set
+// included, on https:// (http:// only on a loopback host), and
+// CheckEndpointURL enforces that on the URLs of the discovery document. The
+// provider's HTTP client (provider/client.go newProviderClient) must not
+// follow a redirect off them either: a token endpoint that answers 307
+// would get the client secret, the code and the PKCE verifier re-posted in
+// clear to an http:// host off loopback, and a key set that answers 302
+// would be fetched over plain http from there. (GitHub's API calls refuse a
+// redirect to another origin too: provider/identity.go getJSON.)
 //
 // The plaintext host here is http://0.0.0.0:PORT: not a loopback host for
 // CheckEndpointURL, and on Linux a connection to 0.0.0.0 reaches the test's

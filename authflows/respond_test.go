@@ -359,7 +359,7 @@ func TestUnauthenticatedTrafficWritesNothing(t *testing.T) {
 	}
 	env.PostJSON("/auth/login", map[string]string{"email": "x@example.com", "password": strings.Repeat("x", password.MaxLength+1)})
 	// forgot for unknown addresses commits a fixed-size marker (a 202 is
-	// durable, issue 10): TestForgotUnknownAddressesDoNotGrowFile.
+	// durable): TestForgotUnknownAddressesDoNotGrowFile.
 	env.Get("/auth/me", random)
 	env.PostJSON("/auth/logout", nil, random)
 	env.PostForm("/auth/logout", url.Values{}, random)
