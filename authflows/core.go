@@ -40,3 +40,11 @@ func (h *core) event(r *http.Request, name string, attrs ...slog.Attr) {
 	}
 	h.log.LogAttrs(r.Context(), slog.LevelInfo, "auth event", append(base, attrs...)...)
 }
+
+// oauthEvent writes an event line (LG2) and counts it by provider and result
+// (login, user_created, linked, unlinked, state_failed, refused, error,
+// throttled).
+func (h *core) oauthEvent(r *http.Request, providerName, result string, attrs ...slog.Attr) {
+	h.metrics.oauth.WithLabelValues(providerName, result).Inc()
+	h.event(r, "oauth_"+result, append([]slog.Attr{slog.String("provider", providerName)}, attrs...)...)
+}

@@ -285,11 +285,3 @@ func (h *oauthFlow) linkConflict(r *http.Request, p *provider.Provider, userID s
 	}
 	return errIdentityInUse
 }
-
-// oauthEvent writes an event line (LG2) and counts it by provider and result
-// (login, user_created, linked, unlinked, state_failed, refused, error,
-// throttled).
-func (h *core) oauthEvent(r *http.Request, provider, result string, attrs ...slog.Attr) {
-	h.metrics.oauth.WithLabelValues(provider, result).Inc()
-	h.event(r, "oauth_"+result, append([]slog.Attr{slog.String("provider", provider)}, attrs...)...)
-}
