@@ -1,6 +1,7 @@
 package authflows
 
 import (
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -13,7 +14,7 @@ const methodPassword = "pwd"
 // policy refuses given its email and the groups this sign-in earned (403
 // access_denied). reason is empty when the user may sign in; otherwise it
 // names the refusal for the event line.
-func (h *Handler) signInRefusal(u storage.User, email, groups string) (web.Problem, string) {
+func (h *core) signInRefusal(u storage.User, email, groups string) (web.Problem, string) {
 	switch {
 	case u.Disabled:
 		return web.AccountDisabled, "account disabled"
@@ -27,7 +28,7 @@ func (h *Handler) signInRefusal(u storage.User, email, groups string) (web.Probl
 // become an account (AP3): with the access policy on, only when it passes
 // (an unverified email never matches a domain or the emails file); without
 // a policy, only with --open-signup.
-func (h *Handler) signupRefusal(id providerIdentity, groups string) (web.Problem, string) {
+func (h *core) signupRefusal(id provider.Identity, groups string) (web.Problem, string) {
 	email := ""
 	if id.EmailVerified {
 		email = id.Email

@@ -10,7 +10,7 @@ import (
 )
 
 // The access policy holds on every path that makes a session, not only
-// POST /auth/login and the OAuth callback (CONTRACT "Access policy": "checked
+// POST /auth/login and the OAuth callback (README "Access policy": "checked
 // at every sign-in … no session made").
 
 // Accepting an invitation signs in, so it passes the policy: an invited

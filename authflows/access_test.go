@@ -12,11 +12,12 @@ import (
 
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// Tests of the access policy at sign-in (CONTRACT "Access policy: who may
+// Tests of the access policy at sign-in (README "Access policy: who may
 // get in"; AP1, AP3). The request-path half is in proxy; these go end to
 // end over HTTP with the fake providers wherever the fakes reach.
 
@@ -263,7 +264,7 @@ func TestForgotDisabledUserNotMailed(t *testing.T) {
 
 // The groups a sign-in earned decide, and are kept on the session for
 // X-Forwarded-Groups. The fake providers do not report groups yet (the
-// provider side fills providerIdentity.Groups), so the callback's second
+// provider side fills provider.Identity.Groups), so the callback's second
 // half is driven with the identity a provider would return.
 func TestSignInByEarnedGroups(t *testing.T) {
 	// Every rule at once: each one alone lets its users in.
@@ -296,10 +297,10 @@ func TestSignInByEarnedGroups(t *testing.T) {
 			if tc.email == "" {
 				tc.email = "someone@example.com"
 			}
-			id := providerIdentity{Subject: "s-1", Email: tc.email, EmailVerified: true, Groups: tc.groups}
+			id := provider.Identity{Subject: "s-1", Email: tc.email, EmailVerified: true, Groups: tc.groups}
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodGet, e.base+"/auth/callback/"+tc.provider, nil)
-			e.Handler.completeLogin(w, r, e.Handler.oauth[tc.provider], storage.OAuthFlow{Redirect: "/app"}, id)
+			e.Handler.oauth.completeLogin(w, r, e.Handler.providers[tc.provider], storage.OAuthFlow{Redirect: "/app"}, id)
 			res := w.Result()
 			if !tc.pass {
 				if res.StatusCode != http.StatusForbidden || !strings.Contains(w.Body.String(), `"access_denied"`) {

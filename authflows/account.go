@@ -1,15 +1,35 @@
 package authflows
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
+
+// accountFlow is the account page: linked identities, sessions, the
+// password change (account_sessions.go).
+type accountFlow struct {
+	*core
+	store accountStore
+}
+
+// accountStore is what the account page needs of the store.
+type accountStore interface {
+	UserByID(ctx context.Context, id string) (storage.User, error)
+	IdentitiesOfUser(ctx context.Context, userID string) ([]storage.Identity, error)
+	UnlinkIdentity(ctx context.Context, userID, provider string) error
+	SessionsOfUser(ctx context.Context, userID string) ([]storage.Session, error)
+	DeleteOtherSessions(ctx context.Context, userID string, keep storage.Hash) (int, error)
+	ChangePassword(ctx context.Context, userID string, epoch uint64, hash string) (storage.User, int, error)
+	EnqueueMail(ctx context.Context, m storage.Mail) (uint64, error)
+}
 
 var (
 	errNotLinked       = web.NewProblem(http.StatusNotFound, "not_linked", "No account of this provider is linked")
@@ -43,7 +63,7 @@ type linkedAccount struct {
 
 // account shows the signed-in user's account: GET /auth/account. Without a
 // session it answers per --mode.
-func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
+func (h *accountFlow) account(w http.ResponseWriter, r *http.Request) {
 	s, ok := h.requireSession(w, r)
 	if !ok {
 		return
@@ -57,7 +77,7 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
 }
 
 // renderAccount renders the account page of the session's user.
-func (h *Handler) renderAccount(w http.ResponseWriter, r *http.Request, s storage.Session, status int, notice, failure, field string) {
+func (h *accountFlow) renderAccount(w http.ResponseWriter, r *http.Request, s storage.Session, status int, notice, failure, field string) {
 	u, err := h.store.UserByID(r.Context(), s.UserID)
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
@@ -88,7 +108,7 @@ func (h *Handler) renderAccount(w http.ResponseWriter, r *http.Request, s storag
 
 // accountRows lists every configured provider, linked or not, then linked
 // identities of providers no longer configured (they can still be unlinked).
-func (h *Handler) accountRows(u storage.User, ids []storage.Identity) []linkedAccount {
+func (h *accountFlow) accountRows(u storage.User, ids []storage.Identity) []linkedAccount {
 	linked := map[string]storage.Identity{}
 	for _, id := range ids {
 		linked[id.Provider] = id
@@ -97,7 +117,7 @@ func (h *Handler) accountRows(u storage.User, ids []storage.Identity) []linkedAc
 	var rows []linkedAccount
 	row := func(name string) linkedAccount {
 		id, ok := linked[name]
-		_, configured := h.oauth[name]
+		_, configured := h.providers[name]
 		delete(linked, name)
 		return linkedAccount{
 			Name: name, Title: h.providerTitle(name), Linked: ok,
@@ -105,9 +125,9 @@ func (h *Handler) accountRows(u storage.User, ids []storage.Identity) []linkedAc
 			CanLink: configured && !ok, OnlyMethod: ok && only,
 		}
 	}
-	for _, k := range providerKinds {
+	for _, k := range provider.Kinds() {
 		name := k.Name
-		_, configured := h.oauth[name]
+		_, configured := h.providers[name]
 		if _, ok := linked[name]; configured || ok {
 			rows = append(rows, row(name))
 		}
@@ -129,9 +149,9 @@ func (a linkedAccount) LinkURL() string {
 // unlinkPage asks to confirm an unlink: GET /auth/unlink/{provider}. Its
 // form posts to /auth/unlink/{provider}. Without a session it answers per
 // --mode; for an identity that is not linked, 404 not_linked.
-func (h *Handler) unlinkPage(w http.ResponseWriter, r *http.Request) {
+func (h *accountFlow) unlinkPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("provider")
-	if _, ok := providerKind(name); !ok {
+	if _, ok := provider.KindOf(name); !ok {
 		h.problem(w, r, errUnknownProvider)
 		return
 	}
@@ -159,9 +179,9 @@ func (h *Handler) unlinkPage(w http.ResponseWriter, r *http.Request) {
 // last_login_method when it is the user's only way to sign in (OA9), 404
 // not_linked when there is none. A provider that is no longer configured can
 // still be unlinked.
-func (h *Handler) unlink(w http.ResponseWriter, r *http.Request) {
+func (h *accountFlow) unlink(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("provider")
-	if _, ok := providerKind(name); !ok {
+	if _, ok := provider.KindOf(name); !ok {
 		h.problem(w, r, errUnknownProvider)
 		return
 	}

@@ -8,7 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -28,7 +29,7 @@ type accountSession struct {
 }
 
 // accountSessions lists the user's active sessions, newest first.
-func (h *Handler) accountSessions(r *http.Request, current storage.Session) ([]accountSession, error) {
+func (h *accountFlow) accountSessions(r *http.Request, current storage.Session) ([]accountSession, error) {
 	stored, err := h.store.SessionsOfUser(r.Context(), current.UserID)
 	if err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func (h *Handler) accountSessions(r *http.Request, current storage.Session) ([]a
 // moves the credential epoch on, so that a sign-in under way makes no
 // session after it either (CR1). JSON: 200 {"sessions_revoked":n}; form:
 // 303 back.
-func (h *Handler) signOutOthers(w http.ResponseWriter, r *http.Request) {
+func (h *accountFlow) signOutOthers(w http.ResponseWriter, r *http.Request) {
 	s, ok := h.requireSession(w, r)
 	if !ok {
 		return
@@ -87,7 +88,7 @@ func (h *Handler) signOutOthers(w http.ResponseWriter, r *http.Request) {
 // judged by the password rules and hashed; the hash stored; every session
 // of the user deleted and this browser given a new one. A user the access
 // policy refuses (or a disabled one) changes nothing: 403.
-func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
+func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
 	s, ok := h.requireSession(w, r)
 	if !ok {
 		return
@@ -129,14 +130,14 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	}
 	// The current password as sign-in reads it: NFKC (PW2), and never
 	// hashed when too long to be one (DS2).
-	current := normalizePassword(in["current_password"])
-	if utf8.RuneCountInString(current) > MaxPasswordLength { // a failed guess, as at sign-in
+	current := password.Normalize(in["current_password"])
+	if utf8.RuneCountInString(current) > password.MaxLength { // a failed guess, as at sign-in
 		h.passwordChangeFailed(w, r, s, errWrongPassword)
 		return
 	}
 	ok, _, err = h.hasher.Verify(ctx, u.PasswordHash, current)
 	switch {
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, password.ErrBusy):
 		bucket.refund(account)
 		h.passwordChangeFailed(w, r, s, errBusy)
 		return
@@ -150,13 +151,13 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bucket.refund(account)
-	password, p, ok := h.newPassword(in, u.Email)
+	chosen, p, ok := h.newPassword(in, u.Email)
 	if !ok {
 		h.passwordChangeFailed(w, r, s, p)
 		return
 	}
-	phc, err := h.hasher.Hash(ctx, password)
-	if errors.Is(err, ErrBusy) {
+	phc, err := h.hasher.Hash(ctx, chosen)
+	if errors.Is(err, password.ErrBusy) {
 		h.passwordChangeFailed(w, r, s, errBusy)
 		return
 	}
@@ -199,13 +200,8 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 // mailPasswordNotice queues the "your password was changed" mail, as a
 // reset does (RS6): if it was not the owner, they learn of it. A failure
 // is logged; the change stands.
-func (h *Handler) mailPasswordNotice(r *http.Request, u storage.User) {
-	now := h.now()
-	notice, err := h.renderPasswordNotice(u.Email, now, now, true) // this browser gets a new session below
-	if err == nil {
-		notice.NextAttempt = now
-		_, err = h.store.EnqueueMail(r.Context(), notice)
-	}
+func (h *accountFlow) mailPasswordNotice(r *http.Request, u storage.User) {
+	_, err := h.store.EnqueueMail(r.Context(), storage.PasswordChangedJob(u, h.now(), true)) // this browser gets a new session below
 	if err != nil {
 		h.log.ErrorContext(r.Context(), "change password: queue notice mail", "user_id", u.ID, "err", err)
 		return
@@ -215,7 +211,7 @@ func (h *Handler) mailPasswordNotice(r *http.Request, u storage.User) {
 
 // passwordChangeFailed answers a refused change: a problem, or for a
 // browser the account page again with the reason.
-func (h *Handler) passwordChangeFailed(w http.ResponseWriter, r *http.Request, s storage.Session, p web.Problem) {
+func (h *accountFlow) passwordChangeFailed(w http.ResponseWriter, r *http.Request, s storage.Session, p web.Problem) {
 	if !web.WantsHTML(r) {
 		web.WriteProblem(w, r, p)
 		return

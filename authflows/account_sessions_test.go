@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -158,13 +158,17 @@ func TestAccountPasswordChange(t *testing.T) {
 	}
 	e.Login(t, "ann@example.com", newPassword)
 	// The owner is told by mail, and the mail holds no password.
-	queued, err := e.Store.DueMail(t.Context(), e.Clock.Now(), 10)
-	if err != nil || len(queued) != 1 || queued[0].To != "ann@example.com" || !strings.Contains(queued[0].Text, "was changed") || strings.Contains(queued[0].Text, newPassword) {
-		t.Errorf("notice mail after the change: %+v %v", queued, err)
+	jobs, err := e.Store.DueMail(t.Context(), e.Clock.Now(), 10)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("notice mail after the change: %+v %v", jobs, err)
+	}
+	notice, err := e.Handler.PrepareMail(t.Context(), jobs[0])
+	if err != nil || notice.To != "ann@example.com" || !strings.Contains(notice.Text, "was changed") || strings.Contains(notice.Text, newPassword) {
+		t.Errorf("notice mail after the change: %+v %v", notice, err)
 	}
 	// The browser that made the change stays signed in: the notice must not
 	// claim that every device was signed out.
-	for _, m := range queued {
+	for _, m := range []storage.Mail{notice} {
 		for _, part := range []string{m.Text, m.HTML} {
 			if !strings.Contains(part, "Every other device that was signed in has been signed out.") || strings.Contains(part, "Every device") {
 				t.Errorf("the notice after an account-page change is not true of the browser kept signed in:\n%s", part)

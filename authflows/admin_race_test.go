@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/admin"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -45,8 +46,8 @@ func TestAccountPasswordChangeDoesNotOverrideConcurrentAdminSetPassword(t *testi
 
 	svc := &admin.Service{
 		Store: e.Store,
-		HashPassword: func(ctx context.Context, password, _ string) (string, error) {
-			return e.Handler.hasher.Hash(ctx, normalizePassword(password))
+		HashPassword: func(ctx context.Context, chosen, _ string) (string, error) {
+			return e.Hasher.Hash(ctx, password.Normalize(chosen))
 		},
 	}
 	wrapped.act = func(ctx context.Context) {
@@ -67,7 +68,7 @@ func TestAccountPasswordChangeDoesNotOverrideConcurrentAdminSetPassword(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, _ := e.Handler.hasher.Verify(t.Context(), stored.PasswordHash, normalizePassword(operatorPassword)); !ok {
+	if ok, _, _ := e.Hasher.Verify(t.Context(), stored.PasswordHash, password.Normalize(operatorPassword)); !ok {
 		t.Error("the operator's password no longer works: a change verified against the old password overwrote it")
 	}
 }

@@ -3,13 +3,13 @@ package authflows
 import (
 	"net/http"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 )
 
 // recordAudit writes one audit event of the request (AD1, LG2): its id,
 // the client IP and whom it concerns. Callers never pass secrets; the
 // event type has no field for one.
-func (h *Handler) recordAudit(r *http.Request, event, userID, email, provider string) {
+func (h *core) recordAudit(r *http.Request, event, userID, email, provider string) {
 	if h.cfg.Audit == nil {
 		return
 	}

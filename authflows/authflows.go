@@ -1,13 +1,17 @@
-// Package authflows answers everything under /auth/: password login and
-// logout, password reset (forgot, reset), OAuth login, linking and callback,
-// and the pages of those flows.
+// Package authflows answers everything under /auth/: one router (Handler)
+// over the flows, each a type holding only the store interface it uses,
+// declared beside it: password sign-in and sign-out (signInFlow, login.go),
+// forgot password and reset (resetFlow, reset.go), invitations (inviteFlow,
+// invite.go), the account page (accountFlow, account.go), OAuth sign-in and
+// linking (oauthFlow, oauth_start.go, oauth_callback.go), and the mail jobs
+// the queue prepares at delivery (mailjobs.go). What they share (sessions,
+// the device cookie, throttles, pages, events) is core (core.go).
 //
-// Dependencies: authflows → storage (records, errors), proxy/web (problem
-// answers, the --mode answer, client IP), proxy/policy (the access policy
-// checked at every sign-in) and proxy for its session Gate only, so that a
-// session means the same under /auth/ as on proxied paths. The proxy hands
-// /auth/ requests to Handler as a plain http.Handler and never imports
-// authflows. The store interface it needs (Store) is declared here.
+// Dependencies: authflows → authflows/audit, authflows/mail,
+// authflows/password, authflows/provider, proxy, proxy/policy, proxy/web,
+// storage. proxy is imported for its session Gate only, so that a session
+// means the same under /auth/ as on proxied paths; the proxy hands /auth/
+// requests to Handler as a plain http.Handler and never imports authflows.
 package authflows
 
 import (
@@ -21,22 +25,27 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
 // Store is what the flows need of the storage backend: the union of each
-// flow's own interface (stores.go), not the whole storage.Store.
+// flow's own interface, declared beside the flow that uses it
+// (signInStore in login.go, resetStore in reset.go, …), not the whole
+// storage.Store.
 type Store interface {
 	sessionStore
-	loginStore
 	deviceStore
+	signInStore
 	accountStore
 	resetStore
 	inviteStore
 	oauthStore
+	noticeStore
 }
 
 // MaxBodyBytes caps every request body under /auth/ (PX6).
@@ -59,9 +68,12 @@ type Config struct {
 	// beside BaseURL's host (lower case, no port).
 	AllowedRedirectHosts []string
 
-	Hash HashParams // argon2id cost; production uses DefaultHashParams
+	Hash password.HashParams // argon2id cost; production uses password.DefaultHashParams
+	// Hasher hashes and verifies passwords; nil: one with Hash and the
+	// production limits.
+	Hasher *password.Hasher
 
-	Providers []ProviderConfig // configured OAuth providers
+	Providers []provider.Config // configured OAuth providers
 
 	// Policy decides who may sign in (nil: no policy). With it on, every
 	// sign-in must pass it; an unknown OAuth identity becomes an account
@@ -101,22 +113,24 @@ type Config struct {
 	SharedLimits RateStore
 }
 
-// Handler serves /auth/. Build it with New.
+// Handler serves /auth/: one router over the flows, each a type of its
+// own that holds the store interface it needs and shares the rest (core).
+// Build it with New.
+//
+// A new flow (a second factor, a provider-session refresh) is one more
+// such type in a file of its own: a field here, its store interface in
+// Store, its construction in NewContext and its endpoints in routes.
 type Handler struct {
-	cfg     Config
-	store   Store
-	gate    *session.Gate
-	log     *slog.Logger
-	now     func() time.Time
+	*core
 	mux     *http.ServeMux
 	handler http.Handler
-	hasher  *Hasher
-	limits  *limits
-	metrics *metrics
-	pages   *pages
-	oauth   map[string]*provider
-	mails   *mailTemplates
-	device  deviceKey // HMAC key of device cookies (DV1)
+
+	signIn  *signInFlow      // password sign-in, sign-out, /auth/me (login.go)
+	reset   *resetFlow       // forgot password and reset (reset.go)
+	invite  *inviteFlow      // invitations (invite.go)
+	account *accountFlow     // the account page (account.go, account_sessions.go)
+	oauth   *oauthFlow       // OAuth sign-in and linking (oauth_start.go, oauth_callback.go)
+	notices *passwordNotices // the "password changed" mail (mailjobs.go)
 }
 
 // New checks cfg and builds the handler.
@@ -153,69 +167,80 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.MailTemplates == "" {
 		cfg.MailTemplates = cfg.TemplatesDir
 	}
-	if cfg.Hash == (HashParams{}) {
-		cfg.Hash = DefaultHashParams
+	if cfg.Hash == (password.HashParams{}) {
+		cfg.Hash = password.DefaultHashParams
 	}
-	h := &Handler{cfg: cfg, store: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock, mux: http.NewServeMux()}
-	if h.gate == nil {
-		h.gate = &session.Gate{Sessions: cfg.Store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, Clock: cfg.Clock}
+	c := &core{cfg: cfg, sessions: cfg.Store, secrets: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock}
+	if c.gate == nil {
+		c.gate = &session.Gate{Sessions: cfg.Store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, Clock: cfg.Clock}
 	}
 	var err error
-	if h.metrics, err = newMetrics(cfg.Registerer); err != nil {
+	if c.metrics, err = newMetrics(cfg.Registerer); err != nil {
 		return nil, err
 	}
-	if h.pages, err = loadPages(cfg.TemplatesDir, cfg.AppName); err != nil {
+	if c.pages, err = loadPages(cfg.TemplatesDir, cfg.AppName); err != nil {
 		return nil, err
 	}
-	if h.mails, err = loadMailTemplates(cfg.MailTemplates); err != nil {
+	if c.mails, err = loadMailTemplates(cfg.MailTemplates); err != nil {
 		return nil, err
 	}
-	if h.oauth, err = newProviders(ctx, cfg.Providers, cfg.Clock); err != nil {
+	if c.providers, err = provider.New(ctx, cfg.Providers, cfg.Clock); err != nil {
 		return nil, err
 	}
-	h.hasher = NewHasher(cfg.Hash)
-	h.limits = newLimits(cfg.Clock)
+	if c.hasher = cfg.Hasher; c.hasher == nil {
+		c.hasher = password.NewHasher(cfg.Hash)
+	}
+	c.limits = newLimits(cfg.Clock)
+	oauth := newOAuthFlow(c, cfg.Store)
 	if cfg.SharedLimits != nil {
 		onError := func(bucket string, err error) {
-			h.log.Warn("throttle counted in this process only: shared store failed", "bucket", bucket, "err", err)
+			c.log.Warn("throttle counted in this process only: shared store failed", "bucket", bucket, "err", err)
 		}
-		h.limits.share(cfg.SharedLimits, onError)
-		for name, p := range h.oauth {
-			p.starts.share(cfg.SharedLimits, "oauth_start_"+name, flowStartPeriod, onError)
-		}
+		c.limits.share(cfg.SharedLimits, onError)
+		oauth.shareLimits(cfg.SharedLimits, onError)
+	}
+	h := &Handler{
+		core:    c,
+		mux:     http.NewServeMux(),
+		signIn:  &signInFlow{core: c, store: cfg.Store},
+		reset:   &resetFlow{core: c, store: cfg.Store},
+		invite:  &inviteFlow{core: c, store: cfg.Store},
+		account: &accountFlow{core: c, store: cfg.Store},
+		oauth:   oauth,
+		notices: &passwordNotices{core: c, store: cfg.Store},
 	}
 	h.routes()
 	h.handler = h.middleware(h.mux)
 	return h, nil
 }
 
-// routes registers every endpoint of the contract; one file per flow.
+// routes registers every endpoint of the contract, each on its flow.
 func (h *Handler) routes() {
 	m := h.mux
 	m.HandleFunc("GET /auth/assets/style.css", h.serveStyle)
 	m.HandleFunc("GET "+clearCacheAsset, h.serveClearCache)
 
-	m.HandleFunc("GET /auth/login", h.loginPage)
-	m.HandleFunc("POST /auth/login", h.login)
-	m.HandleFunc("POST /auth/logout", h.logout)
-	m.HandleFunc("GET /auth/me", h.me)
+	m.HandleFunc("GET /auth/login", h.signIn.loginPage)
+	m.HandleFunc("POST /auth/login", h.signIn.login)
+	m.HandleFunc("POST /auth/logout", h.signIn.logout)
+	m.HandleFunc("GET /auth/me", h.signIn.me)
 
-	m.HandleFunc("GET /auth/forgot", h.forgotPage)
-	m.HandleFunc("POST /auth/forgot", h.forgot)
-	m.HandleFunc("GET /auth/reset", h.resetPage)
-	m.HandleFunc("POST /auth/reset", h.reset)
-	m.HandleFunc("GET /auth/invite", h.invitePage)
-	m.HandleFunc("POST /auth/invite", h.acceptInvite)
+	m.HandleFunc("GET /auth/forgot", h.reset.forgotPage)
+	m.HandleFunc("POST /auth/forgot", h.reset.forgot)
+	m.HandleFunc("GET /auth/reset", h.reset.resetPage)
+	m.HandleFunc("POST /auth/reset", h.reset.reset)
+	m.HandleFunc("GET /auth/invite", h.invite.invitePage)
+	m.HandleFunc("POST /auth/invite", h.invite.acceptInvite)
 
-	m.HandleFunc("GET /auth/login/{provider}", h.oauthLogin)
-	m.HandleFunc("GET /auth/link/{provider}", h.oauthLink)
-	m.HandleFunc("DELETE /auth/link/{provider}", h.unlink)
-	m.HandleFunc("GET /auth/unlink/{provider}", h.unlinkPage) // asks to confirm
-	m.HandleFunc("POST /auth/unlink/{provider}", h.unlink)    // the confirm page's form
-	m.HandleFunc("GET /auth/callback/{provider}", h.callback)
-	m.HandleFunc("GET /auth/account", h.account)
-	m.HandleFunc("POST /auth/account/password", h.changePassword)
-	m.HandleFunc("POST /auth/account/sessions/revoke-others", h.signOutOthers)
+	m.HandleFunc("GET /auth/login/{provider}", h.oauth.oauthLogin)
+	m.HandleFunc("GET /auth/link/{provider}", h.oauth.oauthLink)
+	m.HandleFunc("DELETE /auth/link/{provider}", h.account.unlink)
+	m.HandleFunc("GET /auth/unlink/{provider}", h.account.unlinkPage) // asks to confirm
+	m.HandleFunc("POST /auth/unlink/{provider}", h.account.unlink)    // the confirm page's form
+	m.HandleFunc("GET /auth/callback/{provider}", h.oauth.callback)
+	m.HandleFunc("GET /auth/account", h.account.account)
+	m.HandleFunc("POST /auth/account/password", h.account.changePassword)
+	m.HandleFunc("POST /auth/account/sessions/revoke-others", h.account.signOutOthers)
 
 	m.HandleFunc("/auth/", h.notFound)
 }
@@ -262,14 +287,4 @@ func (h *Handler) middleware(next http.Handler) http.Handler {
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	h.problem(w, r, web.NewProblem(http.StatusNotFound, "not_found", "Not found"))
-}
-
-// event writes one structured event line (LG2): the event name, the client IP
-// and request id, plus attrs. Callers never pass secrets.
-func (h *Handler) event(r *http.Request, name string, attrs ...slog.Attr) {
-	base := []slog.Attr{slog.String("event", name), slog.String("client_ip", h.cfg.ClientIP(r).String())}
-	if id := r.Header.Get("X-Request-Id"); id != "" {
-		base = append(base, slog.String("request_id", id))
-	}
-	h.log.LogAttrs(r.Context(), slog.LevelInfo, "auth event", append(base, attrs...)...)
 }

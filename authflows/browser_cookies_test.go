@@ -10,7 +10,8 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// Findings of the outside attack on the browser-facing surface (x4).
+// The browser-facing surface as an attacker on a sibling site or in
+// another tab sees it: cookies, buckets, races between sessions.
 
 // plainClient follows no redirect and keeps no cookies: each step of a flow
 // is inspected, and the cookies sent are exactly the ones the test adds.

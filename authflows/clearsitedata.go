@@ -32,7 +32,7 @@ func (h *Handler) serveClearCache(w http.ResponseWriter, r *http.Request) {
 const signedOutCookie = "gatehouse_signed_out"
 
 // markSignedOut sets signedOutCookie on the sign-out answer.
-func (h *Handler) markSignedOut(w http.ResponseWriter) {
+func (h *core) markSignedOut(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{
 		Name: signedOutCookie, Value: "1", Path: "/auth/login", MaxAge: 60,
 		HttpOnly: true, Secure: h.cfg.CookieSecure, SameSite: http.SameSiteLaxMode,
@@ -41,7 +41,7 @@ func (h *Handler) markSignedOut(w http.ResponseWriter) {
 
 // justSignedOut reports whether the request carries signedOutCookie, and
 // expires it: the sign-in page clears the cache once.
-func (h *Handler) justSignedOut(w http.ResponseWriter, r *http.Request) bool {
+func (h *core) justSignedOut(w http.ResponseWriter, r *http.Request) bool {
 	if _, err := r.Cookie(signedOutCookie); err != nil {
 		return false
 	}

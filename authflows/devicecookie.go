@@ -12,6 +12,11 @@ import (
 	"time"
 )
 
+// deviceStore is where the device cookie's key is kept.
+type deviceStore interface {
+	Secret(ctx context.Context, name string) ([]byte, error)
+}
+
 // Device cookies (DV1, OWASP "Slow brute force protection with device
 // cookies"). The per-account failure bucket stops guessing, but it also
 // locks the real owner out. A browser that has signed in to an account
@@ -42,12 +47,12 @@ type deviceKey struct {
 	key []byte
 }
 
-func (h *Handler) deviceKey(ctx context.Context) ([]byte, error) {
+func (h *core) deviceKey(ctx context.Context) ([]byte, error) {
 	k := &h.device
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.key == nil {
-		key, err := h.store.Secret(ctx, deviceKeyName)
+		key, err := h.secrets.Secret(ctx, deviceKeyName)
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +73,7 @@ func deviceMAC(key []byte, email string, nonce []byte) []byte {
 
 // deviceNonce returns the nonce of the request's device cookie when the
 // cookie is valid for the account email (normalized); "" otherwise.
-func (h *Handler) deviceNonce(r *http.Request, email string) string {
+func (h *core) deviceNonce(r *http.Request, email string) string {
 	c, err := r.Cookie(deviceCookieName)
 	if err != nil {
 		return ""
@@ -99,7 +104,7 @@ func (h *Handler) deviceNonce(r *http.Request, email string) string {
 
 // setDeviceCookie gives the browser a device cookie for the account email
 // after a successful sign-in. Without the key, the browser simply gets none.
-func (h *Handler) setDeviceCookie(w http.ResponseWriter, r *http.Request, email string) {
+func (h *core) setDeviceCookie(w http.ResponseWriter, r *http.Request, email string) {
 	key, err := h.deviceKey(r.Context())
 	if err != nil {
 		h.log.WarnContext(r.Context(), "device cookie key unavailable", "err", err)
@@ -122,7 +127,7 @@ func (h *Handler) setDeviceCookie(w http.ResponseWriter, r *http.Request, email 
 // loginBucket is the failure bucket a sign-in to email is counted in: the
 // device cookie's own when the browser has a valid one for this account,
 // else the account's.
-func (h *Handler) loginBucket(r *http.Request, email string) (*keyedLimiter, string) {
+func (h *core) loginBucket(r *http.Request, email string) (*keyedLimiter, string) {
 	if nonce := h.deviceNonce(r, email); nonce != "" {
 		return h.limits.deviceFailures, nonce
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -28,7 +29,7 @@ func (s *heldLookups) UserByEmail(ctx context.Context, email string) (storage.Us
 	return u, err
 }
 
-// Issue 10, item 1: sign-ins that checked the old password while a reset
+// Sign-ins that checked the old password while a reset
 // completed get no session that outlives the reset.
 func TestNoSessionOutlivesConcurrentReset(t *testing.T) {
 	const signIns = 10 // the account's failure bucket holds 10 attempts in flight
@@ -71,7 +72,7 @@ func TestNoSessionOutlivesConcurrentReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, _ := e.Handler.hasher.Verify(t.Context(), stored.PasswordHash, normalizePassword(freshPassword)); !ok {
+	if ok, _, _ := e.Hasher.Verify(t.Context(), stored.PasswordHash, password.Normalize(freshPassword)); !ok {
 		t.Error("the reset's password no longer works: a sign-in overwrote it")
 	}
 }
@@ -91,7 +92,7 @@ func (s revokedAfterLookup) UserByIdentity(ctx context.Context, provider, subjec
 	return u, err
 }
 
-// Issue 10, item 1, OAuth: a sign-in whose user was revoked after the
+// OAuth: a sign-in whose user was revoked after the
 // identity was checked gets 409 credentials_changed and no session.
 func TestOAuthSignInSupersededByRevocation(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{wrapStore: func(s storage.Store) storage.Store { return revokedAfterLookup{s} }})

@@ -39,7 +39,7 @@ func (e *testEnv) crashCopy(t *testing.T) []storage.Mail {
 	return jobs
 }
 
-// Issue 10, item 2: every 202 of /auth/forgot stands for a durable record,
+// Every 202 of /auth/forgot stands for a durable record,
 // for registered and unknown addresses alike: a crash right after any answer
 // finds a registered address's request queued (and an unknown one's commit
 // done, the same cost, without growing the file).

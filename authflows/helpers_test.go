@@ -22,6 +22,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -32,9 +33,9 @@ import (
 // store in t.TempDir(), cheap argon2 parameters, a fake clock and a captured
 // log. Build one with newTestEnv; change the Config with options.
 
-// testHashParams makes argon2 cheap in tests; production cost is tested once
-// (TestHashProductionParams).
-var testHashParams = HashParams{Memory: 64, Time: 1, Threads: 1}
+// testHashParams makes argon2 cheap in tests; production cost is tested in
+// authflows/password.
+var testHashParams = password.HashParams{Memory: 64, Time: 1, Threads: 1}
 
 // testBaseURL is the base URL of every test environment.
 const testBaseURL = "http://gatehouse.test"
@@ -49,6 +50,7 @@ type testEnv struct {
 	Clock   *webtest.Clock
 	Logs    *logBuffer           // everything the default Logger wrote (text format, debug level)
 	Metrics *prometheus.Registry // Config.Registerer
+	Hasher  *password.Hasher     // Config.Hasher
 	Config  Config               // as passed to New, after the options
 }
 
@@ -91,7 +93,11 @@ func newTestEnv(t testing.TB, options ...func(*Config)) *testEnv {
 	for _, option := range options {
 		option(&cfg)
 	}
+	if cfg.Hasher == nil {
+		cfg.Hasher = password.NewHasher(cfg.Hash)
+	}
 	env.Config = cfg
+	env.Hasher = cfg.Hasher
 	if env.Handler, err = New(cfg); err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -164,12 +170,12 @@ func (e *testEnv) PostForm(target string, form url.Values, cookies ...*http.Cook
 
 // CreateUser stores a user with email and password (hashed with the env's
 // hasher, after NFKC). An empty password makes a password-less account.
-func (e *testEnv) CreateUser(t testing.TB, email, password string) storage.User {
+func (e *testEnv) CreateUser(t testing.TB, email, plain string) storage.User {
 	t.Helper()
 	u := storage.User{ID: randomUserID(), Email: storage.NormalizeEmail(email), CreatedAt: e.Clock.Now()}
-	if password != "" {
+	if plain != "" {
 		var err error
-		if u.PasswordHash, err = e.Handler.hasher.Hash(t.Context(), normalizePassword(password)); err != nil {
+		if u.PasswordHash, err = e.Hasher.Hash(t.Context(), password.Normalize(plain)); err != nil {
 			t.Fatalf("hash: %v", err)
 		}
 	}
@@ -309,23 +315,36 @@ func (e *testEnv) CounterValue(t testing.TB, name string, labels map[string]stri
 }
 
 // HashRuns is how many argon2 computations the handler's hasher has made.
-func (e *testEnv) HashRuns() int64 { return e.Handler.hasher.runs.Load() }
+func (e *testEnv) HashRuns() int64 { return e.Hasher.Runs() }
+
+// hashLimits gives the handler a hasher with the env's argon2 cost and the
+// limits l (how long to wait for a slot, how many slots, the rest after a
+// hash).
+func hashLimits(l password.Limits) func(*Config) {
+	return func(c *Config) { c.Hasher = password.NewLimitedHasher(c.Hash, l) }
+}
 
 // FillHashSlots takes every hashing slot, so that the next Hash or Verify
-// waits wait and then fails with ErrBusy. The slots are given back at the
-// end of the test or when the returned function is called.
-func (e *testEnv) FillHashSlots(t testing.TB, wait time.Duration) (release func()) {
+// waits the hasher's Limits.Wait and then fails with password.ErrBusy. The
+// slots are given back at the end of the test or when the returned function
+// is called.
+func (e *testEnv) FillHashSlots(t testing.TB) (release func()) {
 	t.Helper()
-	h := e.Handler.hasher
-	h.wait = wait
-	for range cap(h.slots) {
-		h.slots <- struct{}{}
+	taken, cancel := context.WithCancel(t.Context())
+	cancel() // take free slots only, never wait for one
+	var held []func()
+	for {
+		r, err := e.Hasher.Hold(taken)
+		if err != nil {
+			break
+		}
+		held = append(held, r)
 	}
 	var once sync.Once
 	release = func() {
 		once.Do(func() {
-			for range cap(h.slots) {
-				<-h.slots
+			for _, r := range held {
+				r()
 			}
 		})
 	}
@@ -503,4 +522,17 @@ func (e *testEnv) ResetTokenValid(t testing.TB, resetToken string) bool {
 		t.Fatalf("reset token lookup: %v", err)
 	}
 	return err == nil
+}
+
+// receive takes the next value of c; it fails the test when nothing comes
+// for a minute, a guard against a hang that no passing run comes near.
+func receive[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("no %s: hung", what)
+		panic("unreachable")
+	}
 }

@@ -6,13 +6,28 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
-
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
+
+// inviteFlow is the invitation link: its mail, its page, its form.
+type inviteFlow struct {
+	*core
+	store inviteStore
+}
+
+// inviteStore is what the invitation flow needs of the store.
+type inviteStore interface {
+	UserByID(ctx context.Context, id string) (storage.User, error)
+	IssueInviteToken(ctx context.Context, t storage.ResetToken) error
+	InviteTokenUser(ctx context.Context, tokenHash storage.Hash, now time.Time) (storage.User, error)
+	CompleteInvite(ctx context.Context, tokenHash storage.Hash, now time.Time, passwordHash string) (storage.User, error)
+}
 
 // Invitations: GET and POST /auth/invite.
 //
@@ -28,7 +43,7 @@ var errInvalidInvite = web.NewProblem(http.StatusBadRequest, "invalid_token", "I
 
 // prepareInvite mints the invite token of a queued invitation job and
 // renders the mail with its link, valid --invite-ttl from now.
-func (h *Handler) prepareInvite(ctx context.Context, job storage.Mail) (storage.Mail, error) {
+func (h *inviteFlow) prepareInvite(ctx context.Context, job storage.Mail) (storage.Mail, error) {
 	u, err := h.store.UserByID(ctx, job.UserID)
 	if err != nil {
 		return storage.Mail{}, fmt.Errorf("prepare invitation: look up user: %w", err)
@@ -60,7 +75,7 @@ func (h *Handler) prepareInvite(ctx context.Context, job storage.Mail) (storage.
 // of an invitation. The form carries the account's email for password
 // managers, and rd (from ?rd=, else the gatehouse_rd cookie of a forgot
 // form in this browser) for after the invitation.
-func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request) {
+func (h *inviteFlow) invitePage(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Referrer-Policy", "no-referrer") // the token is in the URL
 	web.NoStore(hdr)
@@ -92,7 +107,7 @@ func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request) {
 // throttled per client IP like a reset; the token is checked before any
 // hashing; the password rules apply; one store call consumes the token and
 // sets the hash; then a new session.
-func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
+func (h *inviteFlow) acceptInvite(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if !h.limits.inviteIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.inviteFailed(w, r, errRateLimited, "throttled", resetForm{})
@@ -116,13 +131,13 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	form.Email = u.Email
-	password, p, ok := h.newPassword(in, u.Email)
+	chosen, p, ok := h.newPassword(in, u.Email)
 	if !ok {
 		h.inviteFailed(w, r, p, p.Code, form)
 		return
 	}
-	phc, err := h.hasher.Hash(ctx, password)
-	if errors.Is(err, ErrBusy) {
+	phc, err := h.hasher.Hash(ctx, chosen)
+	if errors.Is(err, password.ErrBusy) {
 		h.inviteFailed(w, r, errBusy, "busy", form)
 		return
 	}
@@ -166,7 +181,7 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 // page again with the error tied to the password inputs, or for a used,
 // expired or unknown token the 410 "link expired" page of an invitation (a
 // JSON POST keeps 400 invalid_token).
-func (h *Handler) inviteFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
+func (h *inviteFlow) inviteFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
 	h.event(r, "invite_failed", slog.String("reason", reason))
 	h.tokenFormFailed(w, r, "invite", p, form)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -49,7 +50,7 @@ func TestInviteAcceptedOnceUnderConcurrency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, _ := e.Handler.hasher.Verify(t.Context(), stored.PasswordHash, normalizePassword(fmt.Sprintf("passphrase number %d of eight", winner))); !ok {
+	if ok, _, _ := e.Hasher.Verify(t.Context(), stored.PasswordHash, password.Normalize(fmt.Sprintf("passphrase number %d of eight", winner))); !ok {
 		t.Error("the stored password is not the accepted one")
 	}
 	if ss, _ := e.Store.SessionsOfUser(t.Context(), u.ID); len(ss) != 1 {

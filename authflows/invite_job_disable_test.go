@@ -13,17 +13,13 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// Review of a820e20..HEAD (AD2; storage.Store.SetUserDisabled: "voids every
-// reset and invitation token of the user (enabling again revives none)").
-// The disable voids the invite tokens that exist, but `users add --invite`
-// stores no token: it queues a job, and the token is minted when the job is
-// delivered. prepareInvite does not look at Disabled (the reset job does),
-// and IssueInviteToken stores a token for a disabled user. So an invitation
-// still queued when the operator disables the account (an SMTP outage, a
-// retry, or simply the few seconds before the mailer runs) is mailed after
-// the disable, and once the account is enabled again that link sets the
-// first password and signs in: the outcome 89ad144 fixed for a token that
-// already existed.
+// AD2 (storage.Store.SetUserDisabled: "voids every reset and invitation
+// token of the user (enabling again revives none)") for an invitation not
+// yet minted: `users add --invite` queues a job, and the token is minted
+// when the job is delivered. An invitation still queued when the operator
+// disables the account (an SMTP outage, a retry, or the few seconds before
+// the mailer runs) must not be mailed after the disable, lest its link set
+// the first password and sign in once the account is enabled again.
 func TestInviteQueuedBeforeDisableStaysVoidAfterEnable(t *testing.T) {
 	e := newTestEnv(t, func(c *Config) { c.InviteTTL = 72 * time.Hour })
 	svc := &admin.Service{Store: e.Store, Clock: e.Clock.Now}

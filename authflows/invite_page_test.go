@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -88,9 +89,9 @@ func TestInvitePages(t *testing.T) {
 // chosen: a password made of the app's name is refused for an invitation
 // and a password change, though it would pass without that name.
 func TestAppNameIsPasswordContext(t *testing.T) {
-	const name, password = "Zorblax Quintel", "zorblaxquintel7"
+	const name, chosen = "Zorblax Quintel", "zorblaxquintel7"
 	plain := newTestEnv(t)
-	if err := checkPassword(normalizePassword(password), "will@example.com", 12, plain.Handler.appNames()...); err != nil {
+	if err := password.Check(password.Normalize(chosen), "will@example.com", 12, plain.Handler.appNames()...); err != nil {
 		t.Fatalf("without the app name the password is refused already (%v): the test proves nothing", err)
 	}
 
@@ -103,13 +104,13 @@ func TestAppNameIsPasswordContext(t *testing.T) {
 		CreatedAt: e.Clock.Now(), ExpiresAt: e.Clock.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if code := e.ProblemCode(t, e.PostJSON("/auth/invite", map[string]string{"token": "ctx-invite", "password": password}), http.StatusBadRequest); code != "weak_password" {
+	if code := e.ProblemCode(t, e.PostJSON("/auth/invite", map[string]string{"token": "ctx-invite", "password": chosen}), http.StatusBadRequest); code != "weak_password" {
 		t.Errorf("invitation with the app name as password: %q, want weak_password", code)
 	}
 
 	e.CreateUser(t, aliceEmail, alicePassword)
 	cookie := e.Login(t, aliceEmail, alicePassword)
-	resp := e.PostJSON("/auth/account/password", map[string]string{"current_password": alicePassword, "password": password}, cookie)
+	resp := e.PostJSON("/auth/account/password", map[string]string{"current_password": alicePassword, "password": chosen}, cookie)
 	if code := e.ProblemCode(t, resp, http.StatusBadRequest); code != "weak_password" {
 		t.Errorf("password change to the app name: %q, want weak_password", code)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// rd survives an invitation as it survives a reset (issue 12, "keep the
-// user's place"): the page behind an invitation link opened with ?rd= keeps
+// rd survives an invitation as it survives a reset ("keep the user's
+// place"): the page behind an invitation link opened with ?rd= keeps
 // it in the form, through an error, and the accepted invitation goes there;
 // an rd that a sign-in may not follow goes to "/".
 func TestInviteKeepsPlace(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -23,7 +24,7 @@ func TestInviteVoidOnceThePasswordIsSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The operator sets the password instead (what `users set-password` stores).
-	hash, err := e.Handler.hasher.Hash(t.Context(), normalizePassword("the operator's long passphrase"))
+	hash, err := e.Hasher.Hash(t.Context(), password.Normalize("the operator's long passphrase"))
 	if err != nil {
 		t.Fatal(err)
 	}

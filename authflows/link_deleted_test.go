@@ -10,17 +10,15 @@ import (
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// Review of b952b3b (OA7; storage.Store.LinkIdentity: "only while that
-// session exists, belongs to id.UserID and its user is enabled ...:
-// otherwise ErrCredentialsChanged"; the conformance suite keeps
-// ErrNotFound for an unknown user). When `users delete` lands while the
-// link callback is at the provider, the session is gone with its user,
-// yet both stores answer storage.ErrNotFound (the user lookup comes
-// before the session check), which completeLink does not expect: the
-// browser gets 503 store_unavailable and the log an ERROR "store
-// unavailable", as if the database were down, instead of the 409
-// credentials_changed (and expired cookie) of every other way the session
-// can end meanwhile.
+// OA7 (storage.Store.LinkIdentity: "only while that session exists,
+// belongs to id.UserID and its user is enabled ...: otherwise
+// ErrCredentialsChanged"; the conformance suite keeps ErrNotFound for an
+// unknown user). When `users delete` lands while the link callback is at
+// the provider, the session is gone with its user and the stores answer
+// storage.ErrNotFound (the user lookup comes before the session check): the
+// browser gets the 409 credentials_changed (and expired cookie) of every
+// other way the session can end meanwhile, not a 503 store_unavailable and
+// an ERROR "store unavailable" as if the database were down.
 func TestLinkCallbackRacingUserDeletionIsNoStoreOutage(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{"github"}, wrapStore: func(s storage.Store) storage.Store {
 		return revokedBeforeLink{Store: s, revoke: func(ctx context.Context, s storage.Store, userID string) error {

@@ -7,11 +7,27 @@ import (
 	"net/http"
 	"unicode/utf8"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
-	"github.com/gatehouse-auth/gatehouse/proxy/policy"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
+
+// signInFlow is password sign-in and sign-out, and /auth/me.
+type signInFlow struct {
+	*core
+	store signInStore
+}
+
+// signInStore is what the sign-in flow needs of the store.
+type signInStore interface {
+	UserByEmail(ctx context.Context, email string) (storage.User, error)
+	UserByID(ctx context.Context, id string) (storage.User, error)
+	IdentitiesOfUser(ctx context.Context, userID string) ([]storage.Identity, error)
+	Session(ctx context.Context, idHash storage.Hash) (storage.Session, error)
+	DeleteSession(ctx context.Context, idHash storage.Hash) error
+	passwordUpgrader
+}
 
 // Password sign-in: GET and POST /auth/login, POST /auth/logout, GET /auth/me.
 
@@ -41,7 +57,7 @@ type loginForm struct {
 }
 
 // newLoginForm returns the sign-in page for rd.
-func (h *Handler) newLoginForm(rd string) loginForm {
+func (h *signInFlow) newLoginForm(rd string) loginForm {
 	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks(), ForgotURL: h.withRedirect("/auth/forgot", rd)}
 }
 
@@ -49,7 +65,7 @@ func (h *Handler) newLoginForm(rd string) loginForm {
 // happened (?notice=, ?reset=1 after a reset) and the email filled in after
 // a reset; or, for a browser that is signed in already, who it is with
 // "continue" and "sign out".
-func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
+func (h *signInFlow) loginPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := h.newLoginForm(q.Get("rd"))
 	f.Notice = noticeOf(q)
@@ -89,7 +105,7 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 //     refuses 403 access_denied, and no session;
 //  8. a new session (SS4), a device cookie for the account (DV1), 200 with
 //     the user, or 303 to rd for a form.
-func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+func (h *signInFlow) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	form := h.newLoginForm("")
 
@@ -108,8 +124,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	form = h.newLoginForm(in["rd"])
 	form.Email = in["email"]
 	email := storage.NormalizeEmail(in["email"])
-	password := normalizePassword(in["password"])
-	if email == "" || password == "" {
+	typed := password.Normalize(in["password"])
+	if email == "" || typed == "" {
 		h.loginRefused(w, r, errMissingCredentials, form)
 		return
 	}
@@ -122,12 +138,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	u, ok, err := h.verifyLogin(ctx, email, password)
+	u, ok, err := h.verifyLogin(ctx, email, typed)
 	if err != nil || ok {
 		bucket.refund(account)
 	}
 	switch {
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, password.ErrBusy):
 		h.event(r, "login_busy")
 		h.metrics.logins.WithLabelValues("busy").Inc()
 		h.loginRefused(w, r, errBusy, form)
@@ -199,14 +215,14 @@ type userAnswer struct {
 	Email string `json:"email"`
 }
 
-// verifyLogin reports whether password is the one of the account email,
+// verifyLogin reports whether typed is the password of the account email,
 // and returns the account when there is one (for the log only when ok is
-// false). A password longer than MaxPasswordLength is refused without
+// false). A password longer than password.MaxLength is refused without
 // hashing (DS2); otherwise exactly one Verify runs, with the dummy hash when
-// the account is unknown or has no password (PW4). Errors: ErrBusy, or a
-// store failure.
-func (h *Handler) verifyLogin(ctx context.Context, email, password string) (storage.User, bool, error) {
-	if utf8.RuneCountInString(password) > MaxPasswordLength {
+// the account is unknown or has no password (PW4). Errors:
+// password.ErrBusy, or a store failure.
+func (h *signInFlow) verifyLogin(ctx context.Context, email, typed string) (storage.User, bool, error) {
+	if utf8.RuneCountInString(typed) > password.MaxLength {
 		return storage.User{}, false, nil
 	}
 	u, err := h.store.UserByEmail(ctx, email)
@@ -215,7 +231,7 @@ func (h *Handler) verifyLogin(ctx context.Context, email, password string) (stor
 	} else if err != nil {
 		return storage.User{}, false, err
 	}
-	ok, needsRehash, err := h.hasher.Verify(ctx, u.PasswordHash, password)
+	ok, needsRehash, err := h.hasher.Verify(ctx, u.PasswordHash, typed)
 	if err != nil {
 		return storage.User{}, false, err
 	}
@@ -223,7 +239,7 @@ func (h *Handler) verifyLogin(ctx context.Context, email, password string) (stor
 		return u, false, nil
 	}
 	if needsRehash {
-		h.upgradePasswordHash(ctx, u, password)
+		h.upgradePasswordHash(ctx, u, typed)
 	}
 	return u, true, nil
 }
@@ -238,8 +254,8 @@ type passwordUpgrader interface {
 // parameters (PW1). It is best effort: a failure only leaves the old hash.
 // The store swaps the hash only if it is still the one verified, so a
 // password reset completed meanwhile is never overwritten by the old password.
-func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, password string) {
-	hash, err := h.hasher.Hash(ctx, password)
+func (h *signInFlow) upgradePasswordHash(ctx context.Context, u storage.User, typed string) {
+	hash, err := h.hasher.Hash(ctx, typed)
 	if err != nil {
 		h.log.WarnContext(ctx, "password hash upgrade skipped", "user_id", u.ID, "err", err)
 		return
@@ -257,7 +273,7 @@ func (h *Handler) upgradePasswordHash(ctx context.Context, u storage.User, passw
 
 // loginRefused answers a failed sign-in: the sign-in page again with the
 // problem's status and title for browsers, the problem itself otherwise.
-func (h *Handler) loginRefused(w http.ResponseWriter, r *http.Request, p web.Problem, form loginForm) {
+func (h *signInFlow) loginRefused(w http.ResponseWriter, r *http.Request, p web.Problem, form loginForm) {
 	if !web.WantsHTML(r) {
 		web.WriteProblem(w, r, p)
 		return
@@ -281,11 +297,11 @@ func loginAccountKey(email string) string {
 const notAnAddress = "(not an address)"
 
 // logEmail is a user-supplied email as a log line and the audit trail may
-// hold it: only a plain address (policy.ValidAddress, at most 254 bytes)
+// hold it: only a plain address (storage.ValidAddress, at most 254 bytes)
 // is written as typed. Anything else is notAnAddress, because what people
 // type into the email field by mistake is most often their password (LG1).
 func logEmail(email string) string {
-	if !policy.ValidAddress(email) {
+	if !storage.ValidAddress(email) {
 		return notAnAddress
 	}
 	return email
@@ -295,7 +311,7 @@ func logEmail(email string) string {
 // answers 204 (a form: 303 to a local rd, else to the sign-in page, which
 // clears the cache again and says "signed out") with or without a session,
 // and tells the browser to drop its cache of the site (CS1).
-func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
+func (h *signInFlow) logout(w http.ResponseWriter, r *http.Request) {
 	h.expireCookie(w)
 	h.endUnprefixedSession(w, r)
 	clearSiteCache(w)
@@ -349,7 +365,7 @@ type identityAnswer struct {
 }
 
 // me reports the signed-in user, or 401 unauthenticated.
-func (h *Handler) me(w http.ResponseWriter, r *http.Request) {
+func (h *signInFlow) me(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	// Not requireSession: /auth/me answers 401 in both modes, never a redirect.
 	s, err := h.currentSession(r)

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 )
 
-// LG1 / CONTRACT "No password ... is ever written to a log" and the audit
+// LG1 / README "No password ... is ever written to a log" and the audit
 // trail's "Never a secret". The most common way a password reaches a log is
 // a user (or a password manager filling the wrong input) typing it into the
 // identifier field. A failed sign-in logs the email field as typed, up to 254

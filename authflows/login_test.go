@@ -1,9 +1,7 @@
 package authflows
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -70,7 +70,7 @@ func TestLoginPage(t *testing.T) {
 func TestLoginPageProviderButtons(t *testing.T) {
 	env := newTestEnv(t, func(c *Config) {
 		for _, name := range []string{"github", "google"} {
-			c.Providers = append(c.Providers, ProviderConfig{
+			c.Providers = append(c.Providers, provider.Config{
 				Name: name, ClientID: "client-" + name, ClientSecret: "secret-" + name,
 				RedirectURL: testBaseURL + "/auth/callback/" + name,
 			})
@@ -210,7 +210,7 @@ func TestLoginMissingFields(t *testing.T) {
 // PW4: one answer, and one argon2 run, for an unknown email, a wrong password
 // and a password-less account.
 func TestLoginFailuresLookAlike(t *testing.T) {
-	env := newTestEnv(t)
+	env := newTestEnv(t, hashLimits(password.Limits{Wait: time.Millisecond}))
 	env.CreateUser(t, aliceEmail, alicePassword)
 	env.CreateUser(t, "oauth-only@example.com", "")
 	attempts := []struct{ name, email, password string }{
@@ -264,7 +264,7 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 
 	// With every hashing slot taken, each path waits for one: none skips
 	// the verification.
-	env.FillHashSlots(t, time.Millisecond)
+	env.FillHashSlots(t)
 	for _, a := range attempts {
 		resp := env.PostJSON("/auth/login", map[string]string{"email": a.email, "password": a.password})
 		if code := env.ProblemCode(t, resp, http.StatusServiceUnavailable); code != "busy" {
@@ -276,9 +276,9 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 // PW5: when every hashing slot is taken, a sign-in is answered 503 busy after
 // the hasher's wait instead of queueing without bound.
 func TestLoginBusy(t *testing.T) {
-	env := newTestEnv(t)
+	env := newTestEnv(t, hashLimits(password.Limits{Wait: 5 * time.Millisecond}))
 	env.CreateUser(t, aliceEmail, alicePassword)
-	release := env.FillHashSlots(t, 5*time.Millisecond)
+	release := env.FillHashSlots(t)
 
 	resp := env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": alicePassword})
 	if code := env.ProblemCode(t, resp, http.StatusServiceUnavailable); code != "busy" {
@@ -302,30 +302,13 @@ func TestLoginBusy(t *testing.T) {
 	env.Login(t, aliceEmail, alicePassword)
 }
 
-// A cancelled request gives up its wait for a slot at once.
-func TestHasherBusyOnCancelledContext(t *testing.T) {
-	h := NewHasher(testHashParams)
-	h.wait = time.Hour
-	for range cap(h.slots) {
-		h.slots <- struct{}{}
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := h.Hash(ctx, "whatever password"); !errors.Is(err, ErrBusy) {
-		t.Errorf("Hash: %v, want ErrBusy", err)
-	}
-	if _, _, err := h.Verify(ctx, "", "whatever password"); !errors.Is(err, ErrBusy) {
-		t.Errorf("Verify: %v, want ErrBusy", err)
-	}
-}
-
 // PW2, DS2: passwords are compared whole, after NFKC; one over the limit is
 // refused before hashing, with the usual answer.
 func TestLoginPasswordLength(t *testing.T) {
-	env := newTestEnv(t)
+	env := newTestEnv(t, hashLimits(password.Limits{Wait: time.Millisecond}))
 	long := strings.Repeat("a", 199) + "b"
 	env.CreateUser(t, "long@example.com", long)
-	longest := strings.Repeat("ｗ", MaxPasswordLength) // 1024 code points, 3072 bytes
+	longest := strings.Repeat("ｗ", password.MaxLength) // 1024 code points, 3072 bytes
 	env.CreateUser(t, "max@example.com", longest)
 	env.CreateUser(t, "wide@example.com", "ｐａｓｓｐｈｒａｓｅ ｗｉｄｅ")
 
@@ -339,7 +322,7 @@ func TestLoginPasswordLength(t *testing.T) {
 		{"prefix only", "long@example.com", strings.Repeat("a", 199), http.StatusUnauthorized, 1},
 		{"1024 code points", "max@example.com", longest, http.StatusOK, 1},
 		{"1025 code points", "max@example.com", longest + "ｗ", http.StatusUnauthorized, 0},
-		{"1025 unknown account", "nobody@example.com", strings.Repeat("x", MaxPasswordLength+1), http.StatusUnauthorized, 0},
+		{"1025 unknown account", "nobody@example.com", strings.Repeat("x", password.MaxLength+1), http.StatusUnauthorized, 0},
 		{"NFKC equivalent", "wide@example.com", "passphrase wide", http.StatusOK, 1},
 		{"as stored", "wide@example.com", "ｐａｓｓｐｈｒａｓｅ ｗｉｄｅ", http.StatusOK, 1},
 	}
@@ -362,7 +345,7 @@ func TestLoginPasswordLength(t *testing.T) {
 	}
 
 	// Even with the hasher full, an oversized password is refused, not queued.
-	env.FillHashSlots(t, time.Millisecond)
+	env.FillHashSlots(t)
 	resp := env.PostJSON("/auth/login", map[string]string{"email": "max@example.com", "password": longest + "ｗ"})
 	if code := env.ProblemCode(t, resp, http.StatusUnauthorized); code != "invalid_credentials" {
 		t.Errorf("oversized password with full hasher: %q", code)
@@ -372,8 +355,8 @@ func TestLoginPasswordLength(t *testing.T) {
 // PW1: a hash made with weaker parameters is replaced at the next sign-in.
 func TestLoginUpgradesWeakHash(t *testing.T) {
 	env := newTestEnv(t)
-	weak := HashParams{Memory: 32, Time: 1, Threads: 1}
-	oldHash, err := NewHasher(weak).Hash(t.Context(), alicePassword)
+	weak := password.HashParams{Memory: 32, Time: 1, Threads: 1}
+	oldHash, err := password.NewHasher(weak).Hash(t.Context(), alicePassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,8 +396,8 @@ func TestLoginUpgradesWeakHash(t *testing.T) {
 // A hash stronger than the current parameters is kept: upgrades never go down.
 func TestLoginKeepsStrongerHash(t *testing.T) {
 	env := newTestEnv(t)
-	strong := HashParams{Memory: testHashParams.Memory * 2, Time: testHashParams.Time + 1, Threads: 1}
-	strongHash, err := NewHasher(strong).Hash(t.Context(), alicePassword)
+	strong := password.HashParams{Memory: testHashParams.Memory * 2, Time: testHashParams.Time + 1, Threads: 1}
+	strongHash, err := password.NewHasher(strong).Hash(t.Context(), alicePassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +420,7 @@ func TestLoginUpgradeFailureStillSignsIn(t *testing.T) {
 	env := newTestEnv(t, func(c *Config) {
 		c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("UpgradePasswordHash")}
 	})
-	oldHash, _ := NewHasher(HashParams{Memory: 32, Time: 1, Threads: 1}).Hash(t.Context(), alicePassword)
+	oldHash, _ := password.NewHasher(password.HashParams{Memory: 32, Time: 1, Threads: 1}).Hash(t.Context(), alicePassword)
 	u := storage.User{ID: randomUserID(), Email: aliceEmail, PasswordHash: oldHash}
 	if err := env.Store.CreateUser(t.Context(), u); err != nil {
 		t.Fatal(err)
@@ -512,7 +495,7 @@ func TestLoginLogsNoSecrets(t *testing.T) {
 	}
 	env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": wrongCanary})
 	env.PostForm("/auth/login", url.Values{"email": {"nobody@example.com"}, "password": {wrongCanary}})
-	env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": wrongCanary + strings.Repeat("x", MaxPasswordLength)})
+	env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": wrongCanary + strings.Repeat("x", password.MaxLength)})
 	env.Get("/auth/me", cookie)
 	env.PostJSON("/auth/logout", nil, cookie)
 	env.Get("/auth/me", cookie) // a revoked id
@@ -582,14 +565,12 @@ func jsonEqual(a, b any) bool {
 // never rest and never wait (a taken slot would be 503 busy at once here);
 // two at once both get in, the second after the first one's rest.
 func TestLoginHashingSlotHandOff(t *testing.T) {
-	env := newTestEnv(t)
-	env.CreateUser(t, aliceEmail, alicePassword)
-	h := env.Handler.hasher
-	h.slots = make(chan struct{}, 1)
 	var rests atomic.Int32
-	h.rest = func(d time.Duration, release func()) { rests.Add(1); release() }
+	env := newTestEnv(t, hashLimits(password.Limits{Slots: 1, Wait: time.Hour,
+		Rest: func(d time.Duration, release func()) { rests.Add(1); release() }}))
+	env.CreateUser(t, aliceEmail, alicePassword)
+	h := env.Hasher
 
-	h.wait = 0
 	for i := range 5 {
 		if resp := env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": alicePassword}); resp.StatusCode != http.StatusOK {
 			t.Fatalf("lone sign-in %d: status %d", i+1, resp.StatusCode)
@@ -599,17 +580,19 @@ func TestLoginHashingSlotHandOff(t *testing.T) {
 		t.Fatalf("%d rests for lone sign-ins, want 0", n)
 	}
 
-	h.wait = time.Hour
-	h.slots <- struct{}{} // a sign-in in progress
+	release, err := h.Hold(t.Context()) // a sign-in in progress
+	if err != nil {
+		t.Fatal(err)
+	}
 	statuses := make(chan int, 2)
 	for range 2 {
 		r := env.JSONRequest(http.MethodPost, "/auth/login", map[string]string{"email": aliceEmail, "password": alicePassword})
 		go func() { statuses <- env.Do(r).StatusCode }()
 	}
-	for h.waiting.Load() != 2 {
+	for h.Waiting() != 2 {
 		runtime.Gosched()
 	}
-	<-h.slots
+	release()
 	for range 2 {
 		if s := receive(t, statuses, "a contended sign-in's answer"); s != http.StatusOK {
 			t.Errorf("contended sign-in: status %d", s)
@@ -697,5 +680,38 @@ func TestEventLinesCarryContext(t *testing.T) {
 				t.Errorf("%s: %s=%v, want %v", tt.event, k, rec[k], v)
 			}
 		}
+	}
+}
+
+// PW1: "a stored hash with weaker parameters is upgraded at the next
+// sign-in"; README: "stronger ones are kept"; the brief of the upgrade is
+// that it never goes down. A hash with four times the memory and one pass
+// fewer (twice the total work, and OWASP's own m=47104,t=1 versus
+// m=19456,t=2 trade) is not rewritten at the next sign-in with a quarter of
+// the memory, which would make the stored hash cheaper to crack on GPUs.
+func TestLoginUpgradeNeverLowersMemoryCost(t *testing.T) {
+	current := password.HashParams{Memory: 64, Time: 2, Threads: 1}
+	e := newTestEnv(t, func(c *Config) { c.Hash = current })
+	memoryHard := password.HashParams{Memory: 4 * current.Memory, Time: current.Time - 1, Threads: 1} // 256 KiB × 1 = 2× the work of 64 KiB × 2
+	stored, err := password.NewHasher(memoryHard).Hash(t.Context(), alicePassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := storage.User{ID: randomUserID(), Email: aliceEmail, PasswordHash: stored}
+	if err := e.Store.CreateUser(t.Context(), u); err != nil {
+		t.Fatal(err)
+	}
+	e.Login(t, aliceEmail, alicePassword)
+	got, err := e.Store.UserByID(t.Context(), u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p password.HashParams
+	if _, err := fmt.Sscanf(strings.Split(got.PasswordHash, "$")[3], "m=%d,t=%d,p=%d", &p.Memory, &p.Time, &p.Threads); err != nil {
+		t.Fatalf("stored hash %q: %v", got.PasswordHash, err)
+	}
+	if p.Memory < memoryHard.Memory || uint64(p.Memory)*uint64(p.Time) < uint64(memoryHard.Memory)*uint64(memoryHard.Time) {
+		t.Errorf("sign-in rewrote m=%d,t=%d (work %d) as m=%d,t=%d (work %d): the upgrade lowered the hash's cost",
+			memoryHard.Memory, memoryHard.Time, memoryHard.Memory*memoryHard.Time, p.Memory, p.Time, p.Memory*p.Time)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // same name in Config.MailTemplates.
 const (
 	mailReset           = "reset"            // the reset link (RT3), rendered at delivery by PrepareMail
-	mailPasswordChanged = "password_changed" // the notice after a reset (RS6)
+	mailPasswordChanged = "password_changed" // the notice after any password change (RS6)
 	mailInvite          = "invite"           // the invitation link (AD2), rendered at delivery
 )
 

@@ -8,7 +8,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -36,7 +37,7 @@ var (
 // Only GET completes a flow: the mux hands HEAD to GET handlers, and a HEAD
 // (a link checker, a prefetch) must not spend the state or the code, so it
 // gets 405 and touches nothing.
-func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
+func (h *oauthFlow) callback(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
 		web.WriteProblem(w, r, errCallbackMethod)
@@ -59,7 +60,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "provider answered "+clip(e, 64)))
+		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", "provider answered "+e[:min(len(e), 64)]))
 		if e == "access_denied" {
 			web.WriteProblem(w, r, h.retryFrom(errAccessDenied, flow))
 		} else {
@@ -73,10 +74,10 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, r, h.retryFrom(errNoCode, flow))
 		return
 	}
-	id, err := p.identify(r.Context(), code, flow)
+	id, err := p.Identify(r.Context(), code, flow.Verifier, flow.Nonce)
 	if err != nil {
-		var tokenErr idTokenError
-		var scopeErr scopeError
+		var tokenErr provider.IDTokenError
+		var scopeErr provider.ScopeError
 		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", err.Error()))
 		switch {
 		case errors.As(err, &tokenErr):
@@ -99,7 +100,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 // belongs here. A non-empty reason (for the event line, never the state
 // itself) means invalid_state; err is a store failure. For a link it also
 // returns the session, which must be the one that started the flow.
-func (h *Handler) takeFlow(r *http.Request, p *provider) (storage.OAuthFlow, storage.Session, string, error) {
+func (h *oauthFlow) takeFlow(r *http.Request, p *provider.Provider) (storage.OAuthFlow, storage.Session, string, error) {
 	var none storage.OAuthFlow
 	state := r.URL.Query().Get("state")
 	if state == "" {
@@ -140,7 +141,7 @@ func (h *Handler) takeFlow(r *http.Request, p *provider) (storage.OAuthFlow, sto
 // retryFrom points the error page's action of a failed flow where the user
 // tries again: the sign-in page with the flow's rd, or the account page for
 // a link.
-func (h *Handler) retryFrom(p web.Problem, flow storage.OAuthFlow) web.Problem {
+func (h *oauthFlow) retryFrom(p web.Problem, flow storage.OAuthFlow) web.Problem {
 	p.ActionURL = h.withRedirect("/auth/login", flow.Redirect)
 	if flow.Purpose == storage.PurposeLink {
 		p.ActionURL = "/auth/account"
@@ -155,7 +156,7 @@ func sameHash(a, b storage.Hash) bool { return subtle.ConstantTimeCompare(a[:], 
 // passes, or --open-signup without a policy: AP3), with a verified email
 // (OA6) that no account has yet: an existing account is never merged into
 // silently. Every sign-in, new account or not, must pass the policy.
-func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provider, flow storage.OAuthFlow, id providerIdentity) {
+func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *provider.Provider, flow storage.OAuthFlow, id provider.Identity) {
 	groups := h.cfg.Policy.Earned(id.Groups)
 	u, err := h.store.UserByIdentity(r.Context(), p.Name, id.Subject)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -211,7 +212,7 @@ func (h *Handler) completeLogin(w http.ResponseWriter, r *http.Request, p *provi
 
 // createOAuthUser creates a password-less user with the identity linked, in
 // one store call; storage.ErrEmailTaken when the email has an account.
-func (h *Handler) createOAuthUser(r *http.Request, p *provider, id providerIdentity) (storage.User, error) {
+func (h *oauthFlow) createOAuthUser(r *http.Request, p *provider.Provider, id provider.Identity) (storage.User, error) {
 	now := h.now()
 	u := storage.User{ID: storage.NewUserID(), Email: id.Email, CreatedAt: now}
 	err := h.store.CreateUserWithIdentity(r.Context(), u, storage.Identity{
@@ -231,7 +232,7 @@ func (h *Handler) createOAuthUser(r *http.Request, p *provider, id providerIdent
 
 // answerAccountExists explains OA6 to the user: the address belongs to an
 // account; sign in to it and link the provider from the account page.
-func (h *Handler) answerAccountExists(w http.ResponseWriter, r *http.Request, p *provider, email string) {
+func (h *oauthFlow) answerAccountExists(w http.ResponseWriter, r *http.Request, p *provider.Provider, email string) {
 	if !web.WantsHTML(r) {
 		web.WriteProblem(w, r, errAccountExists)
 		return
@@ -246,7 +247,7 @@ func (h *Handler) answerAccountExists(w http.ResponseWriter, r *http.Request, p 
 // The store links only while that session still stands: a reset, a
 // revocation or a disable that landed while the provider answered leaves
 // nothing linked (OA7, CR1).
-func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provider, flow storage.OAuthFlow, s storage.Session, id providerIdentity) {
+func (h *oauthFlow) completeLink(w http.ResponseWriter, r *http.Request, p *provider.Provider, flow storage.OAuthFlow, s storage.Session, id provider.Identity) {
 	identity := storage.Identity{Provider: p.Name, Subject: id.Subject, Email: id.Email, UserID: s.UserID, CreatedAt: h.now()}
 	err := h.store.LinkIdentity(r.Context(), identity, s.IDHash)
 	// The session ended meanwhile: revoked, or its user deleted.
@@ -273,7 +274,7 @@ func (h *Handler) completeLink(w http.ResponseWriter, r *http.Request, p *provid
 // linkConflict tells the two refusals of LinkIdentity apart: the user already
 // has another account of this provider, or the account belongs to someone
 // else (OA8: nothing more is said about that user).
-func (h *Handler) linkConflict(r *http.Request, p *provider, userID string) web.Problem {
+func (h *oauthFlow) linkConflict(r *http.Request, p *provider.Provider, userID string) web.Problem {
 	ids, err := h.store.IdentitiesOfUser(r.Context(), userID)
 	if err == nil {
 		for _, id := range ids {
@@ -283,12 +284,4 @@ func (h *Handler) linkConflict(r *http.Request, p *provider, userID string) web.
 		}
 	}
 	return errIdentityInUse
-}
-
-// oauthEvent writes an event line (LG2) and counts it by provider and result
-// (login, user_created, linked, unlinked, state_failed, refused, error,
-// throttled).
-func (h *Handler) oauthEvent(r *http.Request, provider, result string, attrs ...slog.Attr) {
-	h.metrics.oauth.WithLabelValues(provider, result).Inc()
-	h.event(r, "oauth_"+result, append([]slog.Attr{slog.String("provider", provider)}, attrs...)...)
 }

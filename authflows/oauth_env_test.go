@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -62,7 +63,7 @@ func (u *upstreamRecorder) Requests() []*http.Request {
 type oauthEnvOptions struct {
 	mode      web.Mode // default redirect
 	providers []string // configured providers; default both
-	// googleDefaultIssuer leaves ProviderConfig.Issuer empty (Google's
+	// googleDefaultIssuer leaves provider.Config.Issuer empty (Google's
 	// own issuer); otherwise it is the fake's URL.
 	googleDefaultIssuer bool
 	// throughProxy serves the Handler behind the real session gate
@@ -76,9 +77,9 @@ type oauthEnvOptions struct {
 	policy *policy.Policy
 	// oidc, when set, configures the generic OIDC provider too, given
 	// Gatehouse's base URL.
-	oidc func(base string) ProviderConfig
+	oidc func(base string) provider.Config
 	// configure, when set, edits each provider's configuration.
-	configure func(c *ProviderConfig)
+	configure func(c *provider.Config)
 	// wrapStore, when set, wraps the Handler's store (e.g. to interleave
 	// another change); the env's Store stays the bbolt store underneath.
 	wrapStore func(storage.Store) storage.Store
@@ -114,18 +115,18 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 	e.github = oauthtest.NewGitHub(oauthtest.Client{ID: githubClientID, Secret: "github-secret", RedirectURL: e.base + "/auth/callback/github"}, clock.Now)
 	t.Cleanup(e.github.Close)
 
-	var providers []ProviderConfig
+	var providers []provider.Config
 	for _, name := range opts.providers {
 		switch name {
 		case "google":
-			providers = append(providers, ProviderConfig{
+			providers = append(providers, provider.Config{
 				Name: "google", ClientID: googleClientID, ClientSecret: "google-secret",
 				RedirectURL: e.base + "/auth/callback/google",
 				AuthURL:     e.google.AuthURL(), TokenURL: e.google.TokenURL(),
 				UserinfoURL: e.google.UserinfoURL(), JWKSURL: e.google.JWKSURL(), Issuer: issuer,
 			})
 		case "github":
-			providers = append(providers, ProviderConfig{
+			providers = append(providers, provider.Config{
 				Name: "github", ClientID: githubClientID, ClientSecret: "github-secret",
 				RedirectURL: e.base + "/auth/callback/github",
 				AuthURL:     e.github.AuthURL(), TokenURL: e.github.TokenURL(), APIURL: e.github.APIURL(),

@@ -2,11 +2,11 @@ package authflows
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 )
 
 // loginGroups is the groups attribute of the last oauth_login event.
@@ -24,7 +24,7 @@ func loginGroups(t *testing.T, e *oauthEnv) string {
 // memberships are read across every page of /user/orgs and /user/teams, and
 // only the configured ones become groups, spelled as configured.
 func TestOAuthGitHubGroups(t *testing.T) {
-	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{"github"}, configure: func(c *ProviderConfig) {
+	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{"github"}, configure: func(c *provider.Config) {
 		c.Orgs = []string{"acme", "Other"}
 		c.Teams = []string{"acme/core", "acme/ops", "acme/absent"}
 	}})
@@ -64,7 +64,7 @@ func TestOAuthGitHubNoGroupsConfigured(t *testing.T) {
 // refused (fail closed), not let in without groups. A failing membership
 // call is refused too.
 func TestOAuthGitHubGroupsFailClosed(t *testing.T) {
-	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{"github"}, configure: func(c *ProviderConfig) {
+	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{"github"}, configure: func(c *provider.Config) {
 		c.Orgs, c.Teams = []string{"acme"}, []string{"acme/core"}
 	}})
 	e.github.SetNext(oauthtest.Account{Subject: "9", Email: "f@example.com", EmailVerified: true, Orgs: []string{"acme"}})
@@ -88,7 +88,7 @@ func TestOAuthGitHubGroupsFailClosed(t *testing.T) {
 // Google: the verified ID token's hd earns google:HD when it is a
 // configured hosted domain; another hd earns nothing.
 func TestOAuthGoogleHostedDomainGroup(t *testing.T) {
-	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{"google"}, configure: func(c *ProviderConfig) {
+	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{"google"}, configure: func(c *provider.Config) {
 		c.HostedDomains = []string{"corp.example"}
 	}})
 	e.google.SetNext(oauthtest.Account{Subject: "g-hd", Email: "a@corp.example", EmailVerified: true, HostedDomain: "Corp.Example"})
@@ -104,40 +104,5 @@ func TestOAuthGoogleHostedDomainGroup(t *testing.T) {
 	}
 	if got := loginGroups(t, e); got != "" {
 		t.Errorf("groups %q for another hd, want none", got)
-	}
-}
-
-// nextLink reads rel="next" of a Link header and nothing else.
-func TestNextLink(t *testing.T) {
-	tests := map[string]string{
-		`<https://api.github.com/user/orgs?page=2>; rel="next", <https://api.github.com/user/orgs?page=5>; rel="last"`:  "https://api.github.com/user/orgs?page=2",
-		`<https://api.github.com/user/orgs?page=1>; rel="prev", <https://api.github.com/user/orgs?page=1>; rel="first"`: "",
-		`<https://a/x?page=3>; rel="last next"`: "https://a/x?page=3",
-		``:                                      "",
-		`garbage`:                               "",
-	}
-	for header, want := range tests {
-		if got := nextLink(header); got != want {
-			t.Errorf("nextLink(%q) = %q, want %q", header, got, want)
-		}
-	}
-}
-
-// The access token follows a Link rel="next" only on the API's own origin.
-func TestGitHubPagesStayOnTheAPIHost(t *testing.T) {
-	var seen []string
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen = append(seen, r.Header.Get("Authorization"))
-		w.Header().Set("Link", `<https://elsewhere.example/user/orgs?page=2>; rel="next"`)
-		_, _ = w.Write([]byte(`[{"login":"acme"}]`))
-	}))
-	defer api.Close()
-	g := &githubIdentifier{apiURL: api.URL, client: api.Client(), orgs: []string{"acme"}}
-	_, err := g.groups(t.Context(), apiCall{client: api.Client(), accessToken: "tok"})
-	if err == nil || !strings.Contains(err.Error(), "another host") {
-		t.Errorf("err = %v, want a refusal of the foreign next page", err)
-	}
-	if len(seen) != 1 {
-		t.Errorf("%d requests, want only the first page", len(seen))
 	}
 }

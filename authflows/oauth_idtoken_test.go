@@ -3,7 +3,6 @@ package authflows
 import (
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 )
@@ -88,35 +87,5 @@ func TestOAuthGoogleDefaultIssuer(t *testing.T) {
 	e.google.SetIssuer("https://accounts.google.com")
 	if a := e.newBrowser().flow("/auth/login/google"); a.status != http.StatusSeeOther {
 		t.Errorf("Google's issuer: %d %s", a.status, a.body)
-	}
-}
-
-// newProviders refuses configurations that cannot work.
-func TestNewProvidersRefuses(t *testing.T) {
-	ok := ProviderConfig{Name: "github", ClientID: "id", ClientSecret: "s", RedirectURL: "http://x/auth/callback/github"}
-	bad := map[string][]ProviderConfig{
-		"unsupported":            {{Name: "gitlab", ClientID: "id", ClientSecret: "s", RedirectURL: "r"}},
-		"no secret":              {{Name: "github", ClientID: "id", RedirectURL: "r"}},
-		"no redirect":            {{Name: "github", ClientID: "id", ClientSecret: "s"}},
-		"twice":                  {ok, ok},
-		"http API off loopback":  {{Name: "github", ClientID: "id", ClientSecret: "s", RedirectURL: "r", APIURL: "http://github.example"}},
-		"http auth off loopback": {{Name: "github", ClientID: "id", ClientSecret: "s", RedirectURL: "r", AuthURL: "http://github.example/authorize"}},
-		"http JWKS off loopback": {{Name: "google", ClientID: "id", ClientSecret: "s", RedirectURL: "r", JWKSURL: "http://keys.example/certs"}},
-		"bad team":               {{Name: "github", ClientID: "id", ClientSecret: "s", RedirectURL: "r", Teams: []string{"no-slash"}}},
-	}
-	for name, cfgs := range bad {
-		if _, err := newProviders(t.Context(), cfgs, time.Now); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-	m, err := newProviders(t.Context(), []ProviderConfig{ok}, time.Now)
-	if err != nil || m["github"].oauth.Endpoint.AuthURL != "https://github.com/login/oauth/authorize" || m["github"].id.(*githubIdentifier).apiURL != "https://api.github.com" {
-		t.Errorf("defaults: %v %+v", err, m["github"])
-	}
-	// http:// on a loopback host is fine (a provider beside Gatehouse, tests).
-	local := ok
-	local.APIURL, local.AuthURL = "http://127.0.0.1:9/api", "http://localhost:9/authorize"
-	if _, err := newProviders(t.Context(), []ProviderConfig{local}, time.Now); err != nil {
-		t.Errorf("loopback http: %v", err)
 	}
 }

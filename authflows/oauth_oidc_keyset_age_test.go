@@ -8,14 +8,13 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 )
 
-// Review (x6): ID1 — "a key the provider does not publish" is refused, and
-// the key set is "fetched, cached, fetched again for an unknown kid". The
-// cache never ages: once a kid has been seen, go-oidc's RemoteKeySet tries
-// its cached key first and fetches again only for a kid it does not hold,
-// so a key the provider has withdrawn (rotated out after a leak) keeps
-// verifying ID tokens for as long as the process runs. Here the IdP stops
-// publishing its first key and, a day later, a token signed with that
-// withdrawn key still signs a user in; the key set is never fetched again.
+// ID1: "a key the provider does not publish" is refused, and the key set is
+// "fetched, cached, fetched again for an unknown kid". go-oidc's
+// RemoteKeySet alone never ages its cache: it tries its cached key first
+// and fetches again only for a kid it does not hold, so a withdrawn key
+// (rotated out after a leak) would verify ID tokens for as long as the
+// process runs. Here the IdP stops publishing its first key and, a day
+// later, a token signed with that withdrawn key must be refused.
 func TestOIDCWithdrawnKeyRefused(t *testing.T) {
 	e, idp := newOIDCEnv(t, "groups")
 	user := &mockoidc.MockUser{Subject: "w-1", Email: "w@example.com", EmailVerified: true}

@@ -7,18 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 )
 
-// Review (x6): what Gatehouse reads of a provider's answers is capped at
-// 1 MiB (oauth_identity.go maxProviderResponse; x/oauth2 caps the token
-// response alike), but the key set is read by go-oidc with io.ReadAll and no
-// limit (and so is the discovery document at start): an IdP key set of
-// 64 MiB (here: a real JWKS followed by 64 MiB of JSON whitespace) is read
-// whole into memory at the callback, and its keys are used. Only the 10 s
-// client timeout bounds it, which over a fast link is gigabytes: one
-// answer can take the process down.
+// What Gatehouse reads of a provider's answers is capped at 1 MiB
+// (provider/identity.go maxProviderResponse; x/oauth2 caps the token
+// response alike), the key set included, which go-oidc reads with
+// io.ReadAll and no limit of its own (and so the discovery document at
+// start): an IdP key set of 64 MiB (here: a real JWKS followed by 64 MiB of
+// JSON whitespace) must not be read whole into memory at the callback.
 func TestOIDCKeySetReadIsCapped(t *testing.T) {
 	const padding = 64 << 20
 	var written atomic.Int64
@@ -45,9 +45,9 @@ func TestOIDCKeySetReadIsCapped(t *testing.T) {
 			})
 		})
 	})
-	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{}, oidc: func(base string) ProviderConfig {
-		return ProviderConfig{Name: "oidc", Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
-			RedirectURL: base + "/auth/callback/oidc", discoveryWait: time.Second}
+	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{}, oidc: func(base string) provider.Config {
+		return provider.Config{Name: "oidc", Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
+			RedirectURL: base + "/auth/callback/oidc", DiscoveryWait: time.Second}
 	}})
 	idp.QueueUser(&mockoidc.MockUser{Subject: "h-1", Email: "h@example.com", EmailVerified: true})
 	a := e.newBrowser().flow("/auth/login/oidc")

@@ -9,19 +9,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 )
 
-// Review (x6): ID1 wants every provider endpoint, discovered ones and the
-// key set included, on https:// (http:// only on a loopback host), and
-// CheckEndpointURL enforces that on the URLs of the discovery document. But
-// the provider's HTTP client (oauth.go newProviders: &http.Client{Timeout})
-// follows any redirect: a token endpoint that answers 307 gets the client
-// secret, the code and the PKCE verifier re-posted in clear to an http://
-// host off loopback, and a key set that answers 302 is fetched over plain
-// http from there, and its keys then verify ID tokens. (GitHub's API calls
-// already refuse a redirect to another origin: oauth_identity.go getJSON.)
+// ID1 wants every provider endpoint, discovered ones and the key set
+// included, on https:// (http:// only on a loopback host), and
+// CheckEndpointURL enforces that on the URLs of the discovery document. The
+// provider's HTTP client (provider/client.go newProviderClient) must not
+// follow a redirect off them either: a token endpoint that answers 307
+// would get the client secret, the code and the PKCE verifier re-posted in
+// clear to an http:// host off loopback, and a key set that answers 302
+// would be fetched over plain http from there. (GitHub's API calls refuse a
+// redirect to another origin too: provider/identity.go getJSON.)
 //
 // The plaintext host here is http://0.0.0.0:PORT: not a loopback host for
 // CheckEndpointURL, and on Linux a connection to 0.0.0.0 reaches the test's
@@ -61,7 +63,7 @@ func TestOIDCProviderCallsFollowNoRedirectOffHTTPS(t *testing.T) {
 			}))
 			defer sink.Close()
 			plain := "http://0.0.0.0:" + sink.URL[strings.LastIndexByte(sink.URL, ':')+1:]
-			if CheckEndpointURL(plain) == nil {
+			if provider.CheckEndpointURL(plain) == nil {
 				t.Fatalf("%s is accepted as an endpoint; the test needs one that is refused", plain)
 			}
 			idp = oauthtest.RunOIDC(t, func(m *mockoidc.MockOIDC) {
@@ -79,9 +81,9 @@ func TestOIDCProviderCallsFollowNoRedirectOffHTTPS(t *testing.T) {
 					})
 				})
 			})
-			e := newOAuthEnv(t, oauthEnvOptions{providers: []string{}, oidc: func(base string) ProviderConfig {
-				return ProviderConfig{Name: "oidc", Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
-					RedirectURL: base + "/auth/callback/oidc", discoveryWait: time.Second}
+			e := newOAuthEnv(t, oauthEnvOptions{providers: []string{}, oidc: func(base string) provider.Config {
+				return provider.Config{Name: "oidc", Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
+					RedirectURL: base + "/auth/callback/oidc", DiscoveryWait: time.Second}
 			}})
 			idp.QueueUser(&mockoidc.MockUser{Subject: "r-1", Email: "r@example.com", EmailVerified: true})
 			a := e.newBrowser().flow("/auth/login/oidc")

@@ -1,9 +1,7 @@
 package authflows
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -12,8 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 )
 
 // testIdP is a real OpenID Provider (github.com/oauth2-proxy/mockoidc) run
@@ -106,12 +106,12 @@ func (idp *testIdP) authorizeRequests() []url.Values {
 }
 
 // config is Gatehouse's configuration of the IdP as provider oidc.
-func (idp *testIdP) config(groupsClaim string) func(base string) ProviderConfig {
-	return func(base string) ProviderConfig {
-		return ProviderConfig{
+func (idp *testIdP) config(groupsClaim string) func(base string) provider.Config {
+	return func(base string) provider.Config {
+		return provider.Config{
 			Name: "oidc", Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
 			RedirectURL: base + "/auth/callback/oidc", Title: "Acme SSO", GroupsClaim: groupsClaim,
-			discoveryWait: time.Second,
+			DiscoveryWait: time.Second,
 		}
 	}
 }
@@ -292,50 +292,5 @@ func TestOIDCLinkAndUnlink(t *testing.T) {
 	}
 	if ids := e.identities(u.ID); len(ids) != 0 {
 		t.Errorf("identities after unlink: %+v", ids)
-	}
-}
-
-// Start-up: discovery is retried while the IdP is not up yet; an issuer
-// that never answers, or whose document names another issuer, stops the
-// start with one line naming --oidc-issuer-url.
-func TestOIDCDiscoveryAtStart(t *testing.T) {
-	cfg := func(issuer string) ProviderConfig {
-		return ProviderConfig{Name: "oidc", Issuer: issuer, ClientID: "c", ClientSecret: "s", RedirectURL: "http://x/auth/callback/oidc", discoveryWait: 3 * time.Second}
-	}
-	// Late IdP: 503 for the first two discovery requests.
-	var calls atomic.Int32
-	var late *httptest.Server
-	late = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) <= 2 {
-			http.Error(w, "starting", http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"issuer": late.URL, "authorization_endpoint": late.URL + "/auth", "token_endpoint": late.URL + "/token",
-			"jwks_uri": late.URL + "/keys", "id_token_signing_alg_values_supported": []string{"RS256"},
-		})
-	}))
-	defer late.Close()
-	m, err := newProviders(t.Context(), []ProviderConfig{cfg(late.URL)}, time.Now)
-	if err != nil || m["oidc"].oauth.Endpoint.AuthURL != late.URL+"/auth" {
-		t.Fatalf("late IdP: %v", err)
-	}
-	if calls.Load() != 3 {
-		t.Errorf("%d discovery requests, want 3 (two retries)", calls.Load())
-	}
-
-	mismatch := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"issuer":"https://other.example","authorization_endpoint":"https://other.example/a","token_endpoint":"https://other.example/t","jwks_uri":"https://other.example/k"}`))
-	}))
-	defer mismatch.Close()
-	down := httptest.NewServer(http.NotFoundHandler())
-	down.Close()
-	for name, issuer := range map[string]string{"other issuer": mismatch.URL, "unreachable": down.URL, "http off loopback": "http://idp.example"} {
-		_, err := newProviders(t.Context(), []ProviderConfig{cfg(issuer)}, time.Now)
-		if err == nil || !strings.HasPrefix(err.Error(), "invalid --oidc-issuer-url: ") || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: err = %v, want one line naming --oidc-issuer-url", name, err)
-		}
 	}
 }

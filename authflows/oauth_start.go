@@ -1,15 +1,56 @@
 package authflows
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"golang.org/x/oauth2"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
+
+// oauthFlow is OAuth sign-in and linking: the start (here) and the
+// callback (oauth_callback.go).
+type oauthFlow struct {
+	*core
+	store oauthStore
+	// starts limits the flows a client IP may start with each provider, so
+	// that unauthenticated requests cannot fill the store with pending
+	// flows (DS1): at most flowStartBurst per flowStartPeriod.
+	starts map[string]*keyedLimiter
+}
+
+// oauthStore is what the OAuth flows need of the store.
+type oauthStore interface {
+	CreateOAuthFlow(ctx context.Context, f storage.OAuthFlow) error
+	TakeOAuthFlow(ctx context.Context, stateHash storage.Hash, now time.Time) (storage.OAuthFlow, error)
+	UserByID(ctx context.Context, id string) (storage.User, error)
+	UserByIdentity(ctx context.Context, provider, subject string) (storage.User, error)
+	IdentitiesOfUser(ctx context.Context, userID string) ([]storage.Identity, error)
+	CreateUserWithIdentity(ctx context.Context, u storage.User, id storage.Identity) error
+	LinkIdentity(ctx context.Context, id storage.Identity, session storage.Hash) error
+}
+
+// newOAuthFlow is the OAuth flow over c's providers, with a start limit
+// for each.
+func newOAuthFlow(c *core, store oauthStore) *oauthFlow {
+	h := &oauthFlow{core: c, store: store, starts: map[string]*keyedLimiter{}}
+	for name := range c.providers {
+		h.starts[name] = newKeyedLimiter(flowStartBurst, flowStartPeriod, c.now)
+	}
+	return h
+}
+
+// shareLimits counts the start limits in rs, shared by several replicas.
+func (h *oauthFlow) shareLimits(rs RateStore, onError func(bucket string, err error)) {
+	for name, starts := range h.starts {
+		starts.share(rs, "oauth_start_"+name, flowStartPeriod, onError)
+	}
+}
 
 // transactionCookie binds a pending OAuth flow to the browser that started
 // it (OA1). It lives as long as the flow and holds a random value whose
@@ -41,7 +82,7 @@ const oauthFlowTTL = 10 * time.Minute
 const OAuthFlowTTL = oauthFlowTTL
 
 // oauthLogin starts signing in with a provider: GET /auth/login/{provider}.
-func (h *Handler) oauthLogin(w http.ResponseWriter, r *http.Request) {
+func (h *oauthFlow) oauthLogin(w http.ResponseWriter, r *http.Request) {
 	p, ok := h.configuredProvider(w, r)
 	if !ok {
 		return
@@ -51,7 +92,7 @@ func (h *Handler) oauthLogin(w http.ResponseWriter, r *http.Request) {
 
 // oauthLink starts attaching a provider account to the signed-in user:
 // GET /auth/link/{provider}. Without a session it answers per --mode.
-func (h *Handler) oauthLink(w http.ResponseWriter, r *http.Request) {
+func (h *oauthFlow) oauthLink(w http.ResponseWriter, r *http.Request) {
 	p, ok := h.configuredProvider(w, r)
 	if !ok {
 		return
@@ -69,8 +110,8 @@ func (h *Handler) oauthLink(w http.ResponseWriter, r *http.Request) {
 // minimal scopes (OA11) and, for an OpenID provider, a nonce. A client IP past its
 // limit of flow starts with this provider gets 429 and nothing is stored
 // (DS1).
-func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider, purpose string, sessionHash storage.Hash) {
-	if !p.starts.allow(clientKey(h.cfg.ClientIP(r))) {
+func (h *oauthFlow) startFlow(w http.ResponseWriter, r *http.Request, p *provider.Provider, purpose string, sessionHash storage.Hash) {
+	if !h.starts[p.Name].allow(clientKey(h.cfg.ClientIP(r))) {
 		h.oauthEvent(r, p.Name, "throttled", slog.String("purpose", purpose))
 		web.WriteProblem(w, r, errRateLimited)
 		return
@@ -89,10 +130,8 @@ func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider,
 		CreatedAt:   now,
 		ExpiresAt:   now.Add(oauthFlowTTL),
 	}
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(flow.Verifier)}
-	if p.nonce {
+	if p.UsesNonce() {
 		flow.Nonce = newSecret()
-		opts = append(opts, oauth2.SetAuthURLParam("nonce", flow.Nonce))
 	}
 	if err := h.store.CreateOAuthFlow(r.Context(), flow); err != nil {
 		h.answerStoreFailure(w, r, err)
@@ -100,13 +139,13 @@ func (h *Handler) startFlow(w http.ResponseWriter, r *http.Request, p *provider,
 	}
 	http.SetCookie(w, h.transactionCookie(browser, int(oauthFlowTTL.Seconds())))
 	h.event(r, "oauth_started", slog.String("provider", p.Name), slog.String("purpose", purpose))
-	http.Redirect(w, r, p.oauth.AuthCodeURL(state, opts...), http.StatusFound)
+	http.Redirect(w, r, p.AuthCodeURL(state, flow.Verifier, flow.Nonce), http.StatusFound)
 }
 
 // transactionCookie is HttpOnly, SameSite=Lax (the provider's redirect back
 // is a top-level GET, which Lax lets through), limited to the callback path
 // unless it is the __Host- one; maxAge < 0 expires it.
-func (h *Handler) transactionCookie(value string, maxAge int) *http.Cookie {
+func (h *oauthFlow) transactionCookie(value string, maxAge int) *http.Cookie {
 	c := &http.Cookie{
 		Name:     transactionCookie,
 		Value:    value,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -290,7 +291,7 @@ func TestOAuthFlowStartsLimitedPerIP(t *testing.T) {
 // nobody answers: enough to start flows, not to finish them.
 func withTestProviders(c *Config) {
 	for _, name := range []string{"google", "github"} {
-		c.Providers = append(c.Providers, ProviderConfig{
+		c.Providers = append(c.Providers, provider.Config{
 			Name: name, ClientID: name + "-id", ClientSecret: name + "-secret",
 			RedirectURL: c.BaseURL.String() + "/auth/callback/" + name,
 			AuthURL:     "https://" + name + ".invalid/authorize", TokenURL: "https://" + name + ".invalid/token",

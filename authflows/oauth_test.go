@@ -223,7 +223,7 @@ func TestOAuthAuthorizationRequest(t *testing.T) {
 func TestOAuthTransactionCookieSecure(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})
 	e.Handler.cfg.CookieSecure = true
-	if c := e.Handler.transactionCookie("v", 600); !c.Secure {
+	if c := e.Handler.oauth.transactionCookie("v", 600); !c.Secure {
 		t.Error("transaction cookie not Secure with CookieSecure")
 	}
 }

@@ -120,7 +120,7 @@ func checkPageDir(dir string, known []string) error {
 
 // render writes the named page with status. Pages carry a strict CSP (no
 // scripts, no inline styles) and are never framed or cached.
-func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
+func (h *core) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	t, ok := h.pages.byName[name]
 	if !ok {
 		panic("authflows: no page " + name)
@@ -140,7 +140,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 
 // problem answers p: for a browser the error page (pages/error.html, which
 // --templates-dir may replace), otherwise problem+json.
-func (h *Handler) problem(w http.ResponseWriter, r *http.Request, p web.Problem) {
+func (h *core) problem(w http.ResponseWriter, r *http.Request, p web.Problem) {
 	if !web.WantsHTML(r) {
 		web.WriteProblem(w, r, p)
 		return

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -55,7 +56,7 @@ func TestPasswordChangeRacingResetLosesToTheReset(t *testing.T) {
 	})
 	u := e.CreateUser(t, "alice@example.com", oldPassword)
 	var err error
-	if wrapped.ownerHash, err = e.Handler.hasher.Hash(t.Context(), normalizePassword(freshPassword)); err != nil {
+	if wrapped.ownerHash, err = e.Hasher.Hash(t.Context(), password.Normalize(freshPassword)); err != nil {
 		t.Fatal(err)
 	}
 	stolen := e.Login(t, "alice@example.com", oldPassword)
@@ -75,7 +76,7 @@ func TestPasswordChangeRacingResetLosesToTheReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, _ := e.Handler.hasher.Verify(t.Context(), stored.PasswordHash, normalizePassword(freshPassword)); !ok {
+	if ok, _, _ := e.Hasher.Verify(t.Context(), stored.PasswordHash, password.Normalize(freshPassword)); !ok {
 		t.Errorf("the owner's reset password no longer works: the change overwrote it")
 	}
 }

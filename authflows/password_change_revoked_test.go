@@ -28,15 +28,12 @@ func (s *revokeBeforeUserRead) UserByID(ctx context.Context, id string) (storage
 	return s.Store.UserByID(ctx, id)
 }
 
-// Review of a820e20..HEAD (CR1, storage.Store.ChangePassword: "only if the
-// user is still ... at epoch (the Epoch read when the current password was
-// checked)"). changePassword passes the Epoch of the user it read after
-// finding the session, not the session's own Epoch: a revocation that
-// commits between the two moves the user's Epoch and deletes the session,
-// yet the change compares against the moved Epoch, succeeds, and starts a
-// new session for the browser whose session was just revoked. Passing
-// s.Epoch (every live session is at its user's Epoch) closes it, as
-// LinkIdentity checks its session in the store.
+// CR1 (storage.Store.ChangePassword: "only if the user is still ... at
+// epoch"): the change compares against the session's own Epoch, not the
+// Epoch of the user read after finding the session. A revocation that
+// commits between the two moves the user's Epoch and deletes the session;
+// the change must then fail and start no session for the browser whose
+// session was just revoked.
 func TestPasswordChangeOfRevokedSessionMakesNoSession(t *testing.T) {
 	const newPassword = "a brand new passphrase 9"
 	wrapped := &revokeBeforeUserRead{}

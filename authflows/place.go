@@ -56,7 +56,7 @@ func withNotice(path, key string) string {
 // withRedirect is path?rd=… for an rd that a finished sign-in may follow
 // (redirectTarget: a local path, or an absolute URL of an allowed host)
 // other than "/", else path.
-func (h *Handler) withRedirect(path, rd string) string {
+func (h *core) withRedirect(path, rd string) string {
 	if rd = h.redirectTarget(rd); rd == "/" {
 		return path
 	}
@@ -64,7 +64,7 @@ func (h *Handler) withRedirect(path, rd string) string {
 }
 
 // placeCookie is one of the short-lived helper cookies of this file.
-func (h *Handler) placeCookie(name, value, path string, maxAge time.Duration) *http.Cookie {
+func (h *core) placeCookie(name, value, path string, maxAge time.Duration) *http.Cookie {
 	c := &http.Cookie{Name: name, Value: url.QueryEscape(value), Path: path, MaxAge: int(maxAge.Seconds()),
 		HttpOnly: true, Secure: h.cfg.CookieSecure, SameSite: http.SameSiteLaxMode}
 	if maxAge < 0 {

@@ -8,7 +8,7 @@ import (
 // redirectTarget is where a finished sign-in goes: rd when it is a local
 // path (localRedirect, OA10) or an absolute URL that absoluteRedirect
 // accepts (forward-auth sends users back to the app's own host), else "/".
-func (h *Handler) redirectTarget(rd string) string {
+func (h *core) redirectTarget(rd string) string {
 	if rd == "" || rd[0] == '/' {
 		return localRedirect(rd)
 	}

@@ -42,7 +42,7 @@ func TestAbsoluteRedirect(t *testing.T) {
 		{http_, "/local?x=1", "/local?x=1"},
 	}
 	for _, tc := range cases {
-		h := &Handler{cfg: Config{BaseURL: tc.base, AllowedRedirectHosts: allowed}}
+		h := &core{cfg: Config{BaseURL: tc.base, AllowedRedirectHosts: allowed}}
 		if got := h.redirectTarget(tc.in); got != tc.want {
 			t.Errorf("redirectTarget(%q) with base %s = %q, want %q", tc.in, tc.base, got, tc.want)
 		}

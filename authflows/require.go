@@ -11,7 +11,7 @@ import (
 // answers per --mode (Config.Denier: a redirect to sign in for GET and HEAD
 // in redirect mode, 401 otherwise); when the store fails it answers 503
 // (fail closed). ok is false when it has answered.
-func (h *Handler) requireSession(w http.ResponseWriter, r *http.Request) (s storage.Session, ok bool) {
+func (h *core) requireSession(w http.ResponseWriter, r *http.Request) (s storage.Session, ok bool) {
 	s, err := h.currentSession(r)
 	switch {
 	case errors.Is(err, errNoSession):

@@ -11,11 +11,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	mailqueue "github.com/gatehouse-auth/gatehouse/authflows/mail"
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
+
+// resetFlow is forgot password and reset.
+type resetFlow struct {
+	*core
+	store resetStore
+}
+
+// resetStore is what the reset flow needs of the store.
+type resetStore interface {
+	UserByID(ctx context.Context, id string) (storage.User, error)
+	QueueResetRequest(ctx context.Context, email string, now time.Time) (storage.User, error)
+	IssueResetToken(ctx context.Context, t storage.ResetToken) error
+	ResetTokenUser(ctx context.Context, tokenHash storage.Hash, now time.Time) (storage.User, error)
+	CompleteReset(ctx context.Context, tokenHash storage.Hash, now time.Time, passwordHash string, notice storage.Mail) (storage.User, int, error)
+}
 
 // Password reset: GET and POST /auth/forgot, GET and POST /auth/reset.
 //
@@ -88,7 +104,7 @@ var linkKinds = map[string]linkExpired{
 
 // renderLinkExpired answers 410 with the link-expired page of kind, keeping
 // rd on its links.
-func (h *Handler) renderLinkExpired(w http.ResponseWriter, r *http.Request, kind, rd string) {
+func (h *core) renderLinkExpired(w http.ResponseWriter, r *http.Request, kind, rd string) {
 	page := linkKinds[kind]
 	if page.AskURL != "" {
 		page.AskURL = h.withRedirect(page.AskURL, rd)
@@ -101,7 +117,7 @@ func (h *Handler) renderLinkExpired(w http.ResponseWriter, r *http.Request, kind
 
 // forgotPage serves the forgot form, or with ?sent=1 the page every form
 // post lands on, whether or not a mail was sent.
-func (h *Handler) forgotPage(w http.ResponseWriter, r *http.Request) {
+func (h *resetFlow) forgotPage(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("sent") != "" {
 		h.render(w, r, http.StatusOK, "forgot_sent", forgotSent{Lifetime: humanDuration(h.cfg.ResetTokenTTL)})
 		return
@@ -123,7 +139,7 @@ func (h *Handler) forgotPage(w http.ResponseWriter, r *http.Request) {
 //     page for a form, byte for byte the same for every address (FG1).
 //
 // Nothing else on the account changes (FG5): no session, no password.
-func (h *Handler) forgot(w http.ResponseWriter, r *http.Request) {
+func (h *resetFlow) forgot(w http.ResponseWriter, r *http.Request) {
 	in, err := readInput(r, "email", "rd")
 	if err != nil {
 		h.forgotRefused(w, r, problemFor(err), "", "")
@@ -152,7 +168,7 @@ func (h *Handler) forgot(w http.ResponseWriter, r *http.Request) {
 	}{"accepted"})
 }
 
-func (h *Handler) forgotRefused(w http.ResponseWriter, r *http.Request, p web.Problem, email, rd string) {
+func (h *resetFlow) forgotRefused(w http.ResponseWriter, r *http.Request, p web.Problem, email, rd string) {
 	if web.WantsHTML(r) && p.Status < 500 {
 		rd = h.redirectTarget(rd)
 		h.render(w, r, p.Status, "forgot", forgotForm{Email: email, Error: p.Title + ".", Redirect: rd, LoginURL: h.withRedirect("/auth/login", rd)})
@@ -182,7 +198,7 @@ func validEmail(s string) (string, bool) {
 // request writes nothing; it is answered the same and not mailed. A failed
 // write is an error: the caller answers 503, never a 202 that stands for
 // nothing.
-func (h *Handler) requestReset(r *http.Request, email string) error {
+func (h *resetFlow) requestReset(r *http.Request, email string) error {
 	if !h.limits.forgotIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.event(r, "forgot_throttled", slog.String("scope", "ip"))
 		h.metrics.forgot.WithLabelValues("throttled").Inc()
@@ -211,113 +227,10 @@ func (h *Handler) requestReset(r *http.Request, email string) error {
 	return nil
 }
 
-// PrepareMail turns a queued mail job into the message to send. The mail
-// queue calls it before every delivery attempt (cmd/gatehouse passes it as
-// mail.QueueOptions.Prepare), so no token is ever written to the queue.
-//
-// For a password reset job it mints the token (RT1), stores its hash with
-// every older token of the user voided, in one store call (RT2), and renders
-// the reset mail with the link (RT3) to the user's stored address (FG3). The
-// token's lifetime counts from now, the delivery attempt, so a mail held up
-// by a relay outage still gives the whole --reset-token-ttl. If the attempt
-// fails, the next one calls PrepareMail again and its fresh token voids this
-// one: of the mails a user gets, only the link of the last one works.
-//
-// A job whose user no longer exists is storage.ErrNotFound (the queue drops
-// it); a ready message is returned as it is.
-func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Mail, error) {
-	switch job.Kind {
-	case storage.MailKindMessage:
-		return job, nil
-	case storage.MailKindPasswordReset:
-	case storage.MailKindInvite:
-		return h.prepareInvite(ctx, job)
-	case storage.MailKindPasswordChanged:
-		return h.prepareAdminNotice(ctx, job)
-	default:
-		return storage.Mail{}, fmt.Errorf("prepare mail: unknown kind %q", job.Kind)
-	}
-	u, err := h.store.UserByID(ctx, job.UserID)
-	if err != nil {
-		return storage.Mail{}, fmt.Errorf("prepare reset mail: look up user: %w", err)
-	}
-	if u.Disabled { // disabled after the job was queued: no link goes out
-		return storage.Mail{}, fmt.Errorf("prepare reset mail: user %s is disabled: %w", u.ID, mailqueue.ErrPermanent)
-	}
-	resetToken := newSecret()
-	now := h.now()
-	m, err := h.mails.render(mailReset, u.Email, mailData{
-		Site:     h.cfg.AppName,
-		Email:    u.Email,
-		Link:     h.absoluteURL("/auth/reset", "token", resetToken),
-		Lifetime: humanDuration(h.cfg.ResetTokenTTL),
-	}, now)
-	if err != nil {
-		return storage.Mail{}, fmt.Errorf("prepare reset mail: %w", err)
-	}
-	t := storage.ResetToken{
-		Hash:      storage.HashSecret(resetToken),
-		UserID:    u.ID,
-		CreatedAt: now,
-		ExpiresAt: now.Add(h.cfg.ResetTokenTTL),
-	}
-	if err := h.store.IssueResetToken(ctx, t); err != nil {
-		return storage.Mail{}, fmt.Errorf("prepare reset mail: issue token: %w", err)
-	}
-	// The message is new at every attempt (its Date and Message-ID follow
-	// CreatedAt, now); the ID and Attempts stay the job's, for the queue's logs.
-	m.ID, m.Kind, m.UserID, m.Attempts, m.NextAttempt = job.ID, job.Kind, job.UserID, job.Attempts, job.NextAttempt
-	return m, nil
-}
-
-// prepareAdminNotice renders the notice of a password an administrator
-// set (`users set-password`): every session of the user was revoked, this
-// mail says so. The job carries the time of the change.
-func (h *Handler) prepareAdminNotice(ctx context.Context, job storage.Mail) (storage.Mail, error) {
-	u, err := h.store.UserByID(ctx, job.UserID)
-	if err != nil {
-		return storage.Mail{}, fmt.Errorf("prepare notice mail: look up user: %w", err)
-	}
-	m, err := h.renderPasswordNotice(u.Email, job.CreatedAt, h.now(), false)
-	if err != nil {
-		return storage.Mail{}, fmt.Errorf("prepare notice mail: %w", err)
-	}
-	m.ID, m.Kind, m.UserID, m.Attempts, m.NextAttempt = job.ID, job.Kind, job.UserID, job.Attempts, job.NextAttempt
-	return m, nil
-}
-
-// renderPasswordNotice renders the "your password was changed" mail to
-// email (RS6), for a change made at changed: after a reset, a password
-// change on the account page (keptDevice: that browser stays signed in) and
-// `users set-password`.
-func (h *Handler) renderPasswordNotice(email string, changed, now time.Time, keptDevice bool) (storage.Mail, error) {
-	return h.mails.render(mailPasswordChanged, email, mailData{
-		Site:       h.cfg.AppName,
-		Email:      email,
-		Time:       changed.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
-		ForgotURL:  h.absoluteURL("/auth/forgot", "", ""),
-		KeptDevice: keptDevice,
-	}, now)
-}
-
-// absoluteURL is {base-url}{path}?{key}={value}. Only Config.BaseURL counts:
-// Host, X-Forwarded-Host and Forwarded never reach a mailed link (RT3).
-func (h *Handler) absoluteURL(path, key, value string) string {
-	u := *h.cfg.BaseURL
-	u.Path = strings.TrimRight(u.Path, "/") + path
-	u.RawPath = ""
-	u.RawQuery = ""
-	if key != "" {
-		u.RawQuery = key + "=" + value // value is URL-safe base64
-	}
-	u.Fragment = ""
-	return u.String()
-}
-
 // resetPage renders the form behind the mailed link. It never consumes the
 // token (RT4: mail scanners open links); it only reads whether the token is
 // still valid, to say so instead of showing a form that cannot work.
-func (h *Handler) resetPage(w http.ResponseWriter, r *http.Request) {
+func (h *resetFlow) resetPage(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Referrer-Policy", "no-referrer") // RT5: the token is in the URL
 	web.NoStore(hdr)
@@ -352,7 +265,7 @@ func (h *Handler) resetPage(w http.ResponseWriter, r *http.Request) {
 //     queued (RS3, RS4, RS6); losing a race for the token is invalid_token;
 //  7. 200 {"status":"password_reset"}, or 303 to the sign-in page for a
 //     form. No new session: the caller's cookie is expired (RS4).
-func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
+func (h *resetFlow) reset(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if !h.limits.resetIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.resetFailed(w, r, errRateLimited, "throttled", resetForm{})
@@ -377,15 +290,15 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	password, p, ok := h.newPassword(in, u.Email)
+	chosen, p, ok := h.newPassword(in, u.Email)
 	if !ok {
 		form.Email = u.Email
 		h.resetFailed(w, r, p, p.Code, form)
 		return
 	}
 
-	phc, err := h.hasher.Hash(ctx, password)
-	if errors.Is(err, ErrBusy) {
+	phc, err := h.hasher.Hash(ctx, chosen)
+	if errors.Is(err, password.ErrBusy) {
 		h.resetFailed(w, r, errBusy, "busy", form)
 		return
 	}
@@ -395,13 +308,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	}
 
 	now := h.now()
-	notice, err := h.renderPasswordNotice(u.Email, now, now, false)
-	if err != nil {
-		// The reset goes ahead without the notice rather than not at all.
-		h.log.ErrorContext(ctx, "reset: render notice mail", "user_id", u.ID, "err", err)
-		notice = storage.Mail{}
-	}
-	u, revoked, err := h.store.CompleteReset(ctx, tokenHash, now, phc, notice)
+	u, revoked, err := h.store.CompleteReset(ctx, tokenHash, now, phc, storage.PasswordChangedJob(u, now, false))
 	if errors.Is(err, storage.ErrNotFound) { // used or voided since step 3
 		h.resetFailed(w, r, errInvalidToken, "invalid_token", form)
 		return
@@ -410,9 +317,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		h.answerStoreFailure(w, r, fmt.Errorf("reset: complete: %w", err))
 		return
 	}
-	if notice.To != "" {
-		h.cfg.WakeMailer()
-	}
+	h.cfg.WakeMailer()
 	h.event(r, "reset_completed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
 	h.recordAudit(r, audit.ResetCompleted, u.ID, u.Email, "")
 	h.metrics.resets.WithLabelValues("ok").Inc()
@@ -445,8 +350,50 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 // posted the form gets the reset page again, with the error above the form
 // or, for a bad token, the 410 "link expired" page; other answers are
 // problems (a JSON POST with a bad token keeps 400 invalid_token).
-func (h *Handler) resetFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
+func (h *resetFlow) resetFailed(w http.ResponseWriter, r *http.Request, p web.Problem, reason string, form resetForm) {
 	h.event(r, "reset_failed", slog.String("reason", reason))
 	h.metrics.resets.WithLabelValues(reason).Inc()
 	h.tokenFormFailed(w, r, "reset", p, form)
+}
+
+// prepareResetMail mints the token of a queued reset job (RT1), stores its
+// hash with every older token of the user voided, in one store call (RT2),
+// and renders the reset mail with the link (RT3) to the user's stored
+// address (FG3). The token's lifetime counts from now, the delivery
+// attempt, so a mail held up by a relay outage still gives the whole
+// --reset-token-ttl. If the attempt fails, the next one calls it again and
+// its fresh token voids this one: of the mails a user gets, only the link
+// of the last one works.
+func (h *resetFlow) prepareResetMail(ctx context.Context, job storage.Mail) (storage.Mail, error) {
+	u, err := h.store.UserByID(ctx, job.UserID)
+	if err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare reset mail: look up user: %w", err)
+	}
+	if u.Disabled { // disabled after the job was queued: no link goes out
+		return storage.Mail{}, fmt.Errorf("prepare reset mail: user %s is disabled: %w", u.ID, mailqueue.ErrPermanent)
+	}
+	resetToken := newSecret()
+	now := h.now()
+	m, err := h.mails.render(mailReset, u.Email, mailData{
+		Site:     h.cfg.AppName,
+		Email:    u.Email,
+		Link:     h.absoluteURL("/auth/reset", "token", resetToken),
+		Lifetime: humanDuration(h.cfg.ResetTokenTTL),
+	}, now)
+	if err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare reset mail: %w", err)
+	}
+	t := storage.ResetToken{
+		Hash:      storage.HashSecret(resetToken),
+		UserID:    u.ID,
+		CreatedAt: now,
+		ExpiresAt: now.Add(h.cfg.ResetTokenTTL),
+	}
+	if err := h.store.IssueResetToken(ctx, t); err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare reset mail: issue token: %w", err)
+	}
+	// The message is new at every attempt (its Date and Message-ID follow
+	// CreatedAt, now); the ID and Attempts stay the job's, for the queue's logs.
+	m.ID, m.Kind, m.UserID, m.Attempts, m.NextAttempt = job.ID, job.Kind, job.UserID, job.Attempts, job.NextAttempt
+	return m, nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
@@ -113,7 +114,7 @@ func TestResetInvalidTokensLookAlike(t *testing.T) {
 
 // RS2: an invalid token is refused before any hashing work.
 func TestResetChecksTokenBeforeHashing(t *testing.T) {
-	e := newMailEnv(t, mailEnvConfig{})
+	e := newMailEnv(t, mailEnvConfig{options: []func(*Config){hashLimits(password.Limits{Wait: -1})}})
 	e.CreateUser(t, "alice@example.com", oldPassword)
 	before := e.HashRuns()
 	for range 5 {
@@ -126,7 +127,7 @@ func TestResetChecksTokenBeforeHashing(t *testing.T) {
 	// asked for a slot would be answered 503 busy: a bad token is answered
 	// invalid_token, a good one busy, so the token comes first.
 	token := e.resetToken(t, "alice@example.com")
-	release := e.FillHashSlots(t, 0)
+	release := e.FillHashSlots(t)
 	if code := e.ProblemCode(t, e.postReset(newSecret(), freshPassword), http.StatusBadRequest); code != "invalid_token" {
 		t.Fatalf("bad token with a full hasher: code %q, want invalid_token", code)
 	}
@@ -288,12 +289,12 @@ func TestResetPasswordLengthInCodePoints(t *testing.T) {
 		}
 		e.nextMail(t) // the notice
 		u, _ := e.Store.UserByID(t.Context(), alice.ID)
-		ok, _, err := e.Handler.hasher.Verify(t.Context(), u.PasswordHash, normalizePassword(pw))
+		ok, _, err := e.Hasher.Verify(t.Context(), u.PasswordHash, password.Normalize(pw))
 		if err != nil || !ok {
 			t.Fatalf("%s: stored hash does not verify the password (%v)", name, err)
 		}
 		if name == "1024 characters" {
-			if ok, _, _ := e.Handler.hasher.Verify(t.Context(), u.PasswordHash, "tqmzvwxplrkd"+strings.Repeat("z", 1011)+"?"); ok {
+			if ok, _, _ := e.Hasher.Verify(t.Context(), u.PasswordHash, "tqmzvwxplrkd"+strings.Repeat("z", 1011)+"?"); ok {
 				t.Fatal("the last character of a 1024-character password is ignored")
 			}
 		}
@@ -383,10 +384,10 @@ func TestResetRateLimited(t *testing.T) {
 
 // A busy hasher answers 503 busy and keeps the token.
 func TestResetBusy(t *testing.T) {
-	e := newMailEnv(t, mailEnvConfig{})
+	e := newMailEnv(t, mailEnvConfig{options: []func(*Config){hashLimits(password.Limits{Wait: 50 * time.Millisecond})}})
 	e.CreateUser(t, "alice@example.com", oldPassword)
 	token := e.resetToken(t, "alice@example.com")
-	release := e.FillHashSlots(t, 50*time.Millisecond)
+	release := e.FillHashSlots(t)
 	if code := e.ProblemCode(t, e.postReset(token, freshPassword), http.StatusServiceUnavailable); code != "busy" {
 		t.Fatalf("code %q", code)
 	}

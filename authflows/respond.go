@@ -129,7 +129,7 @@ func seeOther(w http.ResponseWriter, r *http.Request, path string) {
 }
 
 // fail answers err: input problems as such, anything else as a logged 500.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+func (h *core) fail(w http.ResponseWriter, r *http.Request, err error) {
 	p := problemFor(err)
 	if p.Status >= 500 {
 		h.log.ErrorContext(r.Context(), "auth request failed", "path", r.URL.Path, "err", err)

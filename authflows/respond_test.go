@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -356,9 +357,9 @@ func TestUnauthenticatedTrafficWritesNothing(t *testing.T) {
 		env.PostForm("/auth/login", url.Values{"email": {"oauth-only@example.com"}, "password": {"any password at all"}})
 		env.PostJSON("/auth/login", map[string]string{"email": fmt.Sprintf("nobody%d@example.com", i), "password": "wrong password"}, random)
 	}
-	env.PostJSON("/auth/login", map[string]string{"email": "x@example.com", "password": strings.Repeat("x", MaxPasswordLength+1)})
+	env.PostJSON("/auth/login", map[string]string{"email": "x@example.com", "password": strings.Repeat("x", password.MaxLength+1)})
 	// forgot for unknown addresses commits a fixed-size marker (a 202 is
-	// durable, issue 10): TestForgotUnknownAddressesDoNotGrowFile.
+	// durable): TestForgotUnknownAddressesDoNotGrowFile.
 	env.Get("/auth/me", random)
 	env.PostJSON("/auth/logout", nil, random)
 	env.PostForm("/auth/logout", url.Values{}, random)

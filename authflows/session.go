@@ -1,6 +1,7 @@
 package authflows
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -10,9 +11,18 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
+
+// sessionStore is what making and ending sessions needs of the store, and
+// the session gate (proxy.Gate) looks a session up in.
+type sessionStore interface {
+	session.SessionSource
+	CreateSession(ctx context.Context, s storage.Session) error
+	DeleteSession(ctx context.Context, idHash storage.Hash) error
+}
 
 // newSecret returns 256 random bits, URL-safe base64 without padding: the
 // form of session ids, reset tokens, OAuth states and PKCE verifiers.
@@ -27,7 +37,7 @@ func newSecret() string {
 // is how the user signed in ("pwd" or the provider's name) and groups the
 // comma-separated groups the sign-in earned (policy.Policy.Earned), kept on
 // the record for the gate and X-Forwarded-Groups.
-func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage.User, method, groups string) error {
+func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.User, method, groups string) error {
 	sessionID := newSecret()
 	now := h.now()
 	s := storage.Session{
@@ -43,13 +53,13 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u storage
 		IP:        clientIPString(h.cfg.ClientIP(r)),
 		UserAgent: truncateUserAgent(r.UserAgent()),
 	}
-	if err := h.store.CreateSession(r.Context(), s); err != nil {
+	if err := h.sessions.CreateSession(r.Context(), s); err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
 	if old, ok := h.sessionCookie(r); ok {
 		// The browser's previous session is replaced, not kept alongside.
 		// Failing that, it lives on until it expires: worth a log line.
-		if err := h.store.DeleteSession(r.Context(), storage.HashSecret(old)); err != nil {
+		if err := h.sessions.DeleteSession(r.Context(), storage.HashSecret(old)); err != nil {
 			h.log.WarnContext(r.Context(), "delete replaced session", "user_id", u.ID, "err", err)
 		}
 	}
@@ -87,7 +97,7 @@ var errCredentialsChanged = web.NewProblem(http.StatusConflict, "credentials_cha
 
 // cookie is the session cookie (SS2): HttpOnly, SameSite=Lax, Path=/, Secure
 // per flag, Max-Age no longer than the absolute lifetime; maxAge < 0 expires it.
-func (h *Handler) cookie(value string, maxAge int) *http.Cookie {
+func (h *core) cookie(value string, maxAge int) *http.Cookie {
 	return &http.Cookie{
 		Name:     h.cfg.CookieName,
 		Value:    value,
@@ -104,7 +114,7 @@ func (h *Handler) cookie(value string, maxAge int) *http.Cookie {
 // __Secure- prefix, "" when it has none: browsers that signed in before the
 // prefix (v1, an http deployment) may still hold a live session id under
 // it. The proxy strips it (SS8); sign-in and sign-out end it.
-func (h *Handler) unprefixedCookieName() string {
+func (h *core) unprefixedCookieName() string {
 	for _, prefix := range []string{"__Host-", "__Secure-"} {
 		if name, ok := strings.CutPrefix(h.cfg.CookieName, prefix); ok {
 			return name
@@ -116,7 +126,7 @@ func (h *Handler) unprefixedCookieName() string {
 // endUnprefixedSession deletes the session of the unprefixed cookie the
 // browser brought, if any, and expires that cookie (SS4). A failure is
 // logged: the session then lives until it expires, never read by the gate.
-func (h *Handler) endUnprefixedSession(w http.ResponseWriter, r *http.Request) {
+func (h *core) endUnprefixedSession(w http.ResponseWriter, r *http.Request) {
 	name := h.unprefixedCookieName()
 	if name == "" {
 		return
@@ -126,7 +136,7 @@ func (h *Handler) endUnprefixedSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c.Value != "" {
-		if err := h.store.DeleteSession(r.Context(), storage.HashSecret(c.Value)); err != nil {
+		if err := h.sessions.DeleteSession(r.Context(), storage.HashSecret(c.Value)); err != nil {
 			h.log.WarnContext(r.Context(), "delete the unprefixed cookie's session", "err", err)
 		}
 	}
@@ -136,12 +146,12 @@ func (h *Handler) endUnprefixedSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // expireCookie tells the browser to drop the session cookie.
-func (h *Handler) expireCookie(w http.ResponseWriter) {
+func (h *core) expireCookie(w http.ResponseWriter) {
 	http.SetCookie(w, h.cookie("", -1))
 }
 
 // sessionCookie reads the session id, only ever from the Cookie header (SS7).
-func (h *Handler) sessionCookie(r *http.Request) (string, bool) {
+func (h *core) sessionCookie(r *http.Request) (string, bool) {
 	c, err := r.Cookie(h.cfg.CookieName)
 	if err != nil || c.Value == "" {
 		return "", false
@@ -156,7 +166,7 @@ var errNoSession = errors.New("no active session")
 // judges it (one check for the proxy, /auth/ and the check endpoints; activity
 // here refreshes the idle timeout too). A store failure is returned as such
 // (fail closed), a missing or inactive session as errNoSession.
-func (h *Handler) currentSession(r *http.Request) (storage.Session, error) {
+func (h *core) currentSession(r *http.Request) (storage.Session, error) {
 	s, ok, err := h.gate.Check(r)
 	if err != nil {
 		return storage.Session{}, err
@@ -169,12 +179,12 @@ func (h *Handler) currentSession(r *http.Request) (storage.Session, error) {
 
 // answerUnauthenticated answers 401 unauthenticated with a WWW-Authenticate
 // header, exactly as the proxy does in --mode=401, whatever the mode.
-func (h *Handler) answerUnauthenticated(w http.ResponseWriter, r *http.Request) {
+func (h *core) answerUnauthenticated(w http.ResponseWriter, r *http.Request) {
 	web.Denier{Mode: web.Mode401}.Deny(w, r)
 }
 
 // answerStoreFailure logs a store error and answers 503: fail closed.
-func (h *Handler) answerStoreFailure(w http.ResponseWriter, r *http.Request, err error) {
+func (h *core) answerStoreFailure(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, storage.ErrCredentialsChanged) {
 		h.event(r, "sign_in_superseded")
 		web.WriteProblem(w, r, errCredentialsChanged)

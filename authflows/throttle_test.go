@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
@@ -327,9 +328,9 @@ func TestLoginThrottleBehindTrustedProxy(t *testing.T) {
 // token after it let all 15 through, and a botnet one guess per address
 // per bucket refill.)
 func TestLoginThrottlePerAccountConcurrent(t *testing.T) {
-	env := newTestEnv(t)
+	env := newTestEnv(t, hashLimits(password.Limits{Wait: time.Hour}))
 	env.CreateUser(t, aliceEmail, alicePassword)
-	release := env.FillHashSlots(t, time.Hour)
+	release := env.FillHashSlots(t)
 	const n = 15
 	statuses := make(chan int, n)
 	for i := range n {
@@ -340,7 +341,7 @@ func TestLoginThrottlePerAccountConcurrent(t *testing.T) {
 	// Wait until every attempt has been answered or waits for a slot.
 	got := map[int]int{}
 	answered := 0
-	for answered+int(env.Handler.hasher.waiting.Load()) < n {
+	for answered+int(env.Hasher.Waiting()) < n {
 		select {
 		case s := <-statuses:
 			got[s]++
@@ -367,9 +368,10 @@ func TestLoginThrottlePerAccountConcurrent(t *testing.T) {
 // A sign-in that is refused for lack of a hashing slot, or that fails on a
 // store error, does not count against the account.
 func TestLoginBusyAndStoreErrorsAreNotFailures(t *testing.T) {
-	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("CreateSession")} })
+	env := newTestEnv(t, func(c *Config) { c.Store = faultyStore{Store: c.Store.(storage.Store), fail: failing("CreateSession")} },
+		hashLimits(password.Limits{Wait: -1}))
 	env.CreateUser(t, aliceEmail, alicePassword)
-	release := env.FillHashSlots(t, 0)
+	release := env.FillHashSlots(t)
 	for i := range 12 {
 		if code := env.ProblemCode(t, env.PostJSON("/auth/login", map[string]string{"email": aliceEmail, "password": "wrong password"}), http.StatusServiceUnavailable); code != "busy" {
 			t.Fatalf("busy attempt %d: %q", i+1, code)

@@ -3,6 +3,7 @@ package authflows
 import (
 	"net/http"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
@@ -13,18 +14,18 @@ import (
 // names as context) and returns it normalized; otherwise ok is false and p
 // says why (errPasswordMismatch, or errWeakPassword with the reason as
 // Detail). p.Code doubles as the reason to log.
-func (h *Handler) newPassword(in map[string]string, email string) (password string, p web.Problem, ok bool) {
-	password = in["password"]
-	if c, sent := in["confirm"]; sent && c != password {
+func (h *core) newPassword(in map[string]string, email string) (chosen string, p web.Problem, ok bool) {
+	chosen = in["password"]
+	if c, sent := in["confirm"]; sent && c != chosen {
 		return "", errPasswordMismatch, false
 	}
-	password = normalizePassword(password)
-	if err := checkPassword(password, email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
+	chosen = password.Normalize(chosen)
+	if err := password.Check(chosen, email, h.cfg.PasswordMinLength, h.appNames()...); err != nil {
 		p = errWeakPassword
 		p.Detail = err.Error()
 		return "", p, false
 	}
-	return password, web.Problem{}, true
+	return chosen, web.Problem{}, true
 }
 
 // tokenFormFailed answers p to a post of the form behind a mailed link of
@@ -33,7 +34,7 @@ func (h *Handler) newPassword(in map[string]string, email string) (password stri
 // for a used, expired or unknown token, the 410 "link expired" page of the
 // kind; other answers are problems (a JSON POST with a bad token keeps 400
 // invalid_token, the code of errInvalidToken and errInvalidInvite alike).
-func (h *Handler) tokenFormFailed(w http.ResponseWriter, r *http.Request, kind string, p web.Problem, form resetForm) {
+func (h *core) tokenFormFailed(w http.ResponseWriter, r *http.Request, kind string, p web.Problem, form resetForm) {
 	if !web.WantsHTML(r) || (form.Token == "" && p.Code != errInvalidToken.Code) {
 		web.WriteProblem(w, r, p)
 		return
@@ -50,3 +51,7 @@ func (h *Handler) tokenFormFailed(w http.ResponseWriter, r *http.Request, kind s
 	}
 	h.render(w, r, p.Status, kind, form)
 }
+
+// appNames is the app's name as password context: --app-name and the host
+// of --base-url (--app-name's default, then named once).
+func (h *core) appNames() []string { return password.AppNames(h.cfg.AppName, h.cfg.BaseURL) }

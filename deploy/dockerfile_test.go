@@ -195,7 +195,7 @@ func TestDockerignore(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"go.mod", "go.sum", "cmd/gatehouse/main.go", "authflows/oauth.go",
-		"authflows/pages/login.html", "authflows/commonpasswords.txt", "proxy/proxy.go", "storage/bolt/bolt.go"} {
+		"authflows/pages/login.html", "authflows/password/commonpasswords.txt", "proxy/proxy.go", "storage/bolt/bolt.go"} {
 		if dockerIgnored(patterns, p) {
 			t.Errorf(".dockerignore leaves out %s, which the build needs", p)
 		}

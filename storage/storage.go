@@ -1,5 +1,6 @@
 // Package storage owns Gatehouse's record types, the sentinel errors every
-// backend returns, and the Store contract that a backend implements.
+// backend returns, the Store contract that a backend implements, and the
+// syntax of the emails it keeps (email.go: NormalizeEmail, ValidAddress).
 //
 // Dependencies: storage imports only the standard library. Backends live in
 // sub-packages (storage/bolt, storage/postgres) and import storage, as does
@@ -19,7 +20,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -66,10 +66,6 @@ func NewUserID() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return hex.EncodeToString(b[:])
 }
-
-// NormalizeEmail is the one form in which emails are compared and stored:
-// trimmed and lower-cased.
-func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // User is an account. PasswordHash is an argon2id PHC string, or empty for an
 // account that signs in only through a linked provider.
@@ -169,11 +165,29 @@ const (
 	// MailKindInvite is "mail UserID an invitation link", its invite token
 	// minted at delivery (IssueInviteToken), like a reset link.
 	MailKindInvite = "invite"
-	// MailKindPasswordChanged is "tell UserID that an administrator changed
-	// its password at CreatedAt and signed out every device", rendered at
-	// delivery from the server's templates (the CLI on a file has none).
+	// MailKindPasswordChanged is "tell UserID that its password was
+	// changed at CreatedAt and its devices signed out" (RS6), queued by
+	// every path that changes a password (a reset, the account page, an
+	// administrator's set-password) and rendered at delivery from the
+	// server's templates (the CLI on a file has none). Build it with
+	// PasswordChangedJob.
 	MailKindPasswordChanged = "password_changed"
 )
+
+// PasswordChangedKeptSession is the Subject of a MailKindPasswordChanged
+// job whose change was made from a browser that stays signed in (the
+// account page): the notice then says every other device was signed out.
+const PasswordChangedKeptSession = "kept_session"
+
+// PasswordChangedJob is the notice job for a password of u changed at
+// at; keptSession: the browser that made the change stays signed in.
+func PasswordChangedJob(u User, at time.Time, keptSession bool) Mail {
+	m := Mail{Kind: MailKindPasswordChanged, UserID: u.ID, To: u.Email, CreatedAt: at, NextAttempt: at}
+	if keptSession {
+		m.Subject = PasswordChangedKeptSession
+	}
+	return m
+}
 
 // Mail is a queued outgoing message or job (see the kinds). It is deleted
 // once delivered. A queued Mail never holds a secret.
@@ -182,7 +196,7 @@ type Mail struct {
 	Kind        string // MailKindMessage or a job kind
 	UserID      string // the account a job is for; empty for a message
 	To          string
-	Subject     string // empty for a job
+	Subject     string // empty for a job (but see PasswordChangedKeptSession)
 	Text        string // empty for a job
 	HTML        string // empty for a job
 	Attempts    int

@@ -5,7 +5,7 @@
 // API and does not care which one it has, so a command gives the same
 // result and output through the running server or on the database file.
 //
-// Dependencies: admin → storage, proxy/audit. The store interface it needs
+// Dependencies: admin → storage, authflows/audit. The store interface it needs
 // (Store) is declared here; password rules come in as a function.
 package admin
 
@@ -16,8 +16,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
-	"github.com/gatehouse-auth/gatehouse/proxy/policy"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -151,11 +150,11 @@ func (s *Service) record(ctx context.Context, event string, u storage.User, attr
 
 // CheckEmail returns the normalized form of an address an operator gives:
 // one plain address by the rules a provider's must meet (EM1,
-// policy.ValidAddress), so that no account holds an address with invisible
+// storage.ValidAddress), so that no account holds an address with invisible
 // or bidi characters, a domain literal, or more than 254 bytes.
 func CheckEmail(email string) (string, error) {
 	e := storage.NormalizeEmail(email) // lower-cased first: "Élodie@…" is as good as "Alice@…"
-	if !policy.ValidAddress(e) {
+	if !storage.ValidAddress(e) {
 		return "", refuse(CodeInvalidRequest, "%q is not a plain email address", email)
 	}
 	return e, nil
@@ -291,7 +290,7 @@ func (s *Service) SetPassword(ctx context.Context, email, password string) (Chan
 // they learn of it. A failure is logged; the change stands.
 func (s *Service) mailPasswordNotice(ctx context.Context, u storage.User) {
 	now := s.now()
-	_, err := s.Store.EnqueueMail(ctx, storage.Mail{Kind: storage.MailKindPasswordChanged, UserID: u.ID, To: u.Email, CreatedAt: now, NextAttempt: now})
+	_, err := s.Store.EnqueueMail(ctx, storage.PasswordChangedJob(u, now, false))
 	if err != nil {
 		if s.Logger != nil {
 			s.Logger.ErrorContext(ctx, "set password: queue notice mail", "user_id", u.ID, "err", err)

@@ -2,13 +2,10 @@ package admin
 
 import "testing"
 
-// Review of 8b56c8c: CheckEmail now runs policy.ValidAddress on the
-// address as typed, before storage.NormalizeEmail lower-cases it. The
-// PlainAddress part of it refuses a non-ASCII capital in the local part
-// (it is meant for addresses compared lower-cased), so `users add` refuses
-// "Élodie@example.fr" as "not a plain email address" while it takes
-// "Alice@example.com" (an ASCII capital) and "élodie@example.fr", the very
-// address it would store. Before 8b56c8c (net/mail only) it was taken.
+// CheckEmail takes an address with capitals, ASCII or not, as the address
+// it stores: storage.PlainAddress refuses a non-ASCII capital in the local
+// part (it is meant for addresses compared lower-cased), so the check runs
+// on the normalized form, "élodie@example.fr" for "Élodie@example.fr".
 // Checking the normalized form keeps every refusal of
 // TestCheckEmailRefusesWhatEM1Refuses.
 func TestCheckEmailTakesNonASCIICapitals(t *testing.T) {

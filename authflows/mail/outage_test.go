@@ -48,7 +48,7 @@ func (r *flakyRelay) count() int {
 	return len(r.delivered)
 }
 
-// Issue 10, item 3: after a long outage every waiting message goes out at
+// After a long outage every waiting message goes out at
 // the first probe after the relay's return (MinBackoff), not each after its
 // own backoff (up to MaxBackoff); during the outage each is still tried on
 // its own backoff.

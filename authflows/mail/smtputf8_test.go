@@ -13,15 +13,14 @@ import (
 	"github.com/gatehouse-auth/gatehouse/authflows/mail"
 )
 
-// Review (x6): an account's address may have a non-ASCII local part (EM1
-// takes printable UTF-8 from providers; `users add` takes Élodie@example.fr
-// and stores élodie@example.fr). RFC 6531 3.4: a client that sends a UTF-8
+// An account's address may have a non-ASCII local part (EM1 takes
+// printable UTF-8 from providers; `users add` takes Élodie@example.fr and
+// stores élodie@example.fr). RFC 6531 3.4: a client that sends a UTF-8
 // envelope address (and RFC 6532 headers) MUST declare SMTPUTF8 on MAIL
 // FROM, and a relay such as Postfix refuses the RCPT otherwise ("553 5.6.7
-// Must declare SMTPUTF8 to send unicode address"). Gatehouse never declares
-// it (smtp.go converse: c.Mail(s.from, nil)), so that 5xx makes the queue
-// drop the reset mail as permanently undeliverable: such a user can never
-// get a reset or invitation link.
+// Must declare SMTPUTF8 to send unicode address"); that 5xx would make the
+// queue drop the mail as permanently undeliverable, and such a user could
+// never get a reset or invitation link.
 func TestSMTPDeclaresSMTPUTF8ForUnicodeRecipient(t *testing.T) {
 	got := make(chan string, 1)
 	srv := smtp.NewServer(utf8Backend{got: got})

@@ -10,7 +10,7 @@
 // ClaimsUser gives its ID tokens chosen claims.
 //
 // Dependencies: the standard library, and mockoidc with its JWT library for
-// RunOIDC and ClaimsUser; the tests of authflows and cmd/gatehouse import it.
+// RunOIDC and ClaimsUser. The tests of authflows and cmd/gatehouse import it.
 package oauthtest
 
 import (

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/authflows/mail/mailtest"
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 )
 
 // canaryBrowser is a user agent with its own cookie jar that does not

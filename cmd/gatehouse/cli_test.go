@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
@@ -231,7 +231,7 @@ func TestUsersSubcommands(t *testing.T) {
 	if !strings.HasPrefix(bob.PasswordHash, "$argon2id$v=19$m=19456,t=2,p=1$") {
 		t.Errorf("stored hash %q, want argon2id with m=19456,t=2,p=1", bob.PasswordHash)
 	}
-	ok, _, err := authflows.NewHasher(authflows.DefaultHashParams).Verify(t.Context(), bob.PasswordHash, "a long passphrase here")
+	ok, _, err := password.NewHasher(password.DefaultHashParams).Verify(t.Context(), bob.PasswordHash, "a long passphrase here")
 	if err != nil || !ok {
 		t.Errorf("the stored hash does not verify the password without its line ending: %v %v", ok, err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gatehouse-auth/gatehouse/authflows"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/route"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -60,10 +60,10 @@ type Config struct {
 	AppName       string // --app-name, defaulted to the base URL's host
 	TemplatesDir  string // --templates-dir
 
-	// Providers holds one entry per kind of authflows.ProviderKinds, in
+	// Providers holds one entry per kind of provider.Kinds, in
 	// that order, filled by the kind's own flags; a kind is on when its
 	// flags enable it.
-	Providers []authflows.ProviderConfig
+	Providers []provider.Config
 
 	// Policy are the access rules (--allow-*, --github-org, …), checked
 	// and normalized; the policy is on when any is set.
@@ -248,7 +248,7 @@ func defaultTLSStorage(db string) string {
 var errHelp = errors.New("help requested")
 
 // provider returns the configuration of the provider kind name (tests).
-func (c *Config) provider(name string) *authflows.ProviderConfig {
+func (c *Config) provider(name string) *provider.Config {
 	for i := range c.Providers {
 		if c.Providers[i].Name == name {
 			return &c.Providers[i]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/authflows/mail"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/route"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
@@ -58,8 +59,8 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	fs.StringVar(&c.SMTP.From, "smtp-from", "", "From address (default gatehouse@<base-url host>; required with --smtp-addr when that host is an IP address)")
 	fs.StringVar(&c.MailDir, "mail-dir", "mail", "without --smtp-addr, each message is written here as an RFC 5322 .eml file")
 	fs.StringVar(&c.MailTemplates, "mail-templates", "", "directory of mail templates overriding the embedded ones")
-	kinds := authflows.ProviderKinds()
-	c.Providers = make([]authflows.ProviderConfig, len(kinds))
+	kinds := provider.Kinds()
+	c.Providers = make([]provider.Config, len(kinds))
 	for i, k := range kinds {
 		k.DeclareFlags(fs, &c.Providers[i])
 	}
@@ -287,7 +288,7 @@ func checkServe(fs *pflag.FlagSet, r *rawFlags) (Config, error) {
 	if err := checkMail(&c); err != nil {
 		return Config{}, err
 	}
-	for i, k := range authflows.ProviderKinds() {
+	for i, k := range provider.Kinds() {
 		if err := k.CheckFlags(&c.Providers[i], c.BaseURL); err != nil {
 			return Config{}, err
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gatehouse-auth/gatehouse/authflows"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/bearer"
 )
 
@@ -47,7 +47,7 @@ func checkBearerFlags(c *Config) error {
 		return flagError("bearer-jwt-audience", "%q must not contain surrounding space or line breaks", b.JWTAudience)
 	}
 	for _, issuer := range b.JWTIssuers {
-		if err := authflows.CheckEndpointURL(issuer); err != nil {
+		if err := provider.CheckEndpointURL(issuer); err != nil {
 			return flagError("bearer-jwt-issuer", "%v", err)
 		}
 	}

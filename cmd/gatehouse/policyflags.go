@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/gatehouse-auth/gatehouse/authflows"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 )
 
@@ -24,7 +24,7 @@ func policyFlags(fs *pflag.FlagSet, c *Config) {
 // the policy takes their values from the provider configurations.
 func checkPolicy(c *Config) error {
 	p := &c.Policy
-	var github, google, oidc *authflows.ProviderConfig
+	var github, google, oidc *provider.Config
 	for i := range c.Providers {
 		switch c.Providers[i].Name {
 		case "github":

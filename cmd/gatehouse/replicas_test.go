@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/storage/postgres"
 	"github.com/gatehouse-auth/gatehouse/storage/postgres/pgtest"
 	"github.com/jackc/pgx/v5"
@@ -396,7 +396,7 @@ func TestPostgresSignInUpgradesWeakerHash(t *testing.T) {
 	addUser(t, db, "alice@example.com", testPassword) // DefaultHashParams
 	// Stronger in passes and no weaker in memory: an upgrade never lowers either.
 	g := startGatehouseWith(t, db, func(c *Config) {
-		c.Argon2Memory, c.Argon2Time = authflows.DefaultHashParams.Memory, authflows.DefaultHashParams.Time+1
+		c.Argon2Memory, c.Argon2Time = password.DefaultHashParams.Memory, password.DefaultHashParams.Time+1
 	}, "--upstream", up.URL)
 	c := newClient()
 	login(t, c, g.URL, "alice@example.com", testPassword)
@@ -412,7 +412,7 @@ func TestPostgresSignInUpgradesWeakerHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("t=%d", authflows.DefaultHashParams.Time+1); !strings.Contains(u.PasswordHash, want) {
+	if want := fmt.Sprintf("t=%d", password.DefaultHashParams.Time+1); !strings.Contains(u.PasswordHash, want) {
 		t.Fatalf("hash after sign-in %q, want the server's parameters (%s)", u.PasswordHash, want)
 	}
 	if u.Epoch != 0 {

@@ -19,9 +19,11 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/authflows/admin"
+	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
+	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
-	"github.com/gatehouse-auth/gatehouse/proxy/audit"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/route"
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
@@ -184,7 +186,7 @@ func (s *server) denier() web.Denier {
 // the mailer.
 func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg prometheus.Registerer) error {
 	cfg := s.cfg
-	hash := authflows.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
+	hash := password.HashParams{Memory: cfg.Argon2Memory, Time: cfg.Argon2Time, Threads: 1}
 	auth, err := authflows.NewContext(ctx, authflows.Config{
 		BaseURL:              cfg.BaseURL,
 		CookieName:           cfg.CookieName,
@@ -220,8 +222,8 @@ func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg promethe
 	s.auth = auth
 	s.adminAPI = admin.NewHandler(&admin.Service{
 		Store: s.store,
-		HashPassword: func(ctx context.Context, password, email string) (string, error) {
-			return authflows.NewPasswordHash(ctx, hash, password, email, cfg.PasswordMinLength, authflows.AppNames(cfg.AppName, cfg.BaseURL)...)
+		HashPassword: func(ctx context.Context, plain, email string) (string, error) {
+			return password.NewHash(ctx, hash, plain, email, cfg.PasswordMinLength, password.AppNames(cfg.AppName, cfg.BaseURL)...)
 		},
 		Audit:      s.audit,
 		Logger:     s.log,
@@ -331,9 +333,9 @@ func withJWKS(auth http.Handler, keys *assertion.Keys) http.Handler {
 }
 
 // providerConfigs are the providers the flags enabled.
-func providerConfigs(cfg Config) []authflows.ProviderConfig {
-	var out []authflows.ProviderConfig
-	for i, k := range authflows.ProviderKinds() {
+func providerConfigs(cfg Config) []provider.Config {
+	var out []provider.Config
+	for i, k := range provider.Kinds() {
 		if i < len(cfg.Providers) && k.Enabled(&cfg.Providers[i]) {
 			out = append(out, cfg.Providers[i])
 		}
@@ -652,13 +654,13 @@ func startWarnings(log *slog.Logger, cfg Config) {
 func warnNewcomerTraps(log *slog.Logger, cfg Config) {
 	baseHost := cfg.BaseURL.Hostname()
 	listenHost, _, _ := net.SplitHostPort(cfg.Listen)
-	if authflows.IsLoopbackHost(baseHost) && !(listenHost != "" && authflows.IsLoopbackHost(listenHost)) {
+	if provider.IsLoopbackHost(baseHost) && !(listenHost != "" && provider.IsLoopbackHost(listenHost)) {
 		// A browser on another machine opens http://SERVER:PORT/ and is sent
 		// to its own localhost for the sign-in.
 		log.Warn("--base-url names localhost while --listen accepts other hosts: browsers elsewhere would be sent to their own machine to sign in; set --base-url to the address users open",
 			"base_url", cfg.BaseURL.String(), "listen", cfg.Listen)
 	}
-	if cfg.CookieSecure && cfg.BaseURL.Scheme == "http" && !authflows.IsLoopbackHost(baseHost) {
+	if cfg.CookieSecure && cfg.BaseURL.Scheme == "http" && !provider.IsLoopbackHost(baseHost) {
 		log.Warn("--cookie-secure with an http:// --base-url: browsers keep no Secure cookie set over plain http (localhost aside), so sign-in would loop; use https:// or leave --cookie-secure unset",
 			"base_url", cfg.BaseURL.String())
 	}

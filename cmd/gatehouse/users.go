@@ -18,8 +18,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gatehouse-auth/gatehouse/authflows"
 	"github.com/gatehouse-auth/gatehouse/authflows/admin"
+	"github.com/gatehouse-auth/gatehouse/authflows/password"
 )
 
 // cliOptions are the flags of the users and sessions commands.
@@ -337,8 +337,8 @@ func (o *cliOptions) service(stderr io.Writer, mustExist bool) (admin.API, func(
 	}
 	svc := &admin.Service{
 		Store: store,
-		HashPassword: func(ctx context.Context, password, email string) (string, error) {
-			return authflows.NewPasswordHash(ctx, authflows.DefaultHashParams, password, email, minLength)
+		HashPassword: func(ctx context.Context, plain, email string) (string, error) {
+			return password.NewHash(ctx, password.DefaultHashParams, plain, email, minLength)
 		},
 		Audit:  trail,
 		Logger: logger,

@@ -120,7 +120,7 @@ func (v *Verifier) identify(is *issuer, c claims, all map[string]json.RawMessage
 		return Identity{}, invalid(ReasonClaims, errors.New("sub is empty, too long or not printable ASCII"))
 	}
 	id := Identity{UserID: JWTPrefix + is.host + ":" + c.Subject, AMR: AMRJWT, ExpiresAt: c.Expiry.Time()}
-	if email := storage.NormalizeEmail(c.Email); email != "" && !isFalse(c.EmailVerified) && policy.ValidAddress(email) {
+	if email := storage.NormalizeEmail(c.Email); email != "" && !isFalse(c.EmailVerified) && storage.ValidAddress(email) {
 		id.Email = email
 	}
 	groups, err := claimStrings(all[v.groupsClaim])

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 // emailSet is one loaded emails file: normalized addresses.
@@ -20,7 +22,7 @@ const maxEmailsFile = 16 << 20
 // LoadEmailsFile reads an emails file: one address per line; blank lines and
 // lines starting with # are skipped, and " # ..." after an address is a
 // comment; a leading byte-order mark is ignored. A line that is not a plain
-// address (PlainAddress) is an error naming the file and the line.
+// address (storage.PlainAddress) is an error naming the file and the line.
 // Addresses are compared trimmed and lower-cased.
 func LoadEmailsFile(path string) (map[string]struct{}, error) {
 	data, err := readCapped(path)
@@ -49,7 +51,7 @@ func parseEmails(path string, data []byte) (emailSet, error) {
 			}
 			line = line[:i]
 		}
-		if !PlainAddress(line) {
+		if !storage.PlainAddress(line) {
 			return nil, fmt.Errorf("%s:%d: %q is not an email address", path, n, clipLine(line))
 		}
 		set[strings.ToLower(line)] = struct{}{}

@@ -21,7 +21,7 @@ func TestEmailsFileByteOrderMark(t *testing.T) {
 
 // An entry that lower-cases into another address (KELVIN SIGN → k) or is
 // not a plain address is a bad line, as provider addresses are not used
-// (the same PlainAddress): it never silently grants someone else.
+// (the same storage.PlainAddress): it never silently grants someone else.
 func TestEmailsFileEntriesArePlain(t *testing.T) {
 	for _, entry := range []string{"\u212Aim@corp.com", "ann@\u212Acorp.com", `"x@evil.com"@corp.com`, "kim@corp.com."} {
 		path := filepath.Join(t.TempDir(), "emails.txt")

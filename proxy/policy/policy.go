@@ -9,9 +9,9 @@
 // configuration file); the emails file is re-read by Refresh when it
 // changes.
 //
-// Dependencies: policy imports the standard library and proxy/filewatch.
-// proxy (the request gate), proxy/route (group names), authflows (every
-// sign-in) and cmd/gatehouse call it.
+// Dependencies: policy → storage (the email and domain syntax, beside
+// NormalizeEmail), proxy/filewatch. proxy (the request gate), proxy/route
+// (group names), authflows (every sign-in) and cmd/gatehouse call it.
 package policy
 
 import (

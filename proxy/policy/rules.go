@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 // Rules are the access rules as configured (the flags of the contract's
@@ -96,21 +98,10 @@ func validGroup(s string) bool {
 
 var errDomain = errors.New("not a domain name")
 
-// checkDomain accepts a DNS name: dot-separated labels of letters, digits
-// and inner hyphens, each 1 to 63 characters, 253 at most in all.
+// checkDomain accepts a DNS name (storage.ValidDomain).
 func checkDomain(s string) error {
-	if s == "" || len(s) > 253 {
+	if !storage.ValidDomain(s) {
 		return errDomain
-	}
-	for label := range strings.SplitSeq(s, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return errDomain
-		}
-		for i := 0; i < len(label); i++ {
-			if !isAlnum(label[i]) && label[i] != '-' {
-				return errDomain
-			}
-		}
 	}
 	return nil
 }

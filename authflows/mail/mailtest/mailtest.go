@@ -2,8 +2,8 @@
 // and hands over the messages it accepted, the way net/http/httptest does for
 // HTTP. It also parses the messages that Gatehouse sends.
 //
-// Dependencies: standard library and go-smtp/go-sasl only; used by tests of
-// authflows/mail, authflows and cmd/gatehouse.
+// Dependencies: standard library and go-smtp/go-sasl only. The tests of
+// authflows/mail, authflows and cmd/gatehouse use it.
 package mailtest
 
 import (

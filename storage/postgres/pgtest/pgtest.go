@@ -14,6 +14,9 @@
 // NewDatabase skips each one loudly. initdb refuses to run as root, so a root
 // test process runs the server as the "postgres" user (Debian's package
 // creates it) and gives it the temporary folder.
+//
+// Dependencies: pgtest imports the standard library only; it runs the
+// PostgreSQL binaries. The tests of storage/postgres and cmd/gatehouse use it.
 package pgtest
 
 import (

@@ -1,6 +1,7 @@
-package authflows
+package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -13,51 +14,51 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// ProviderKind is a kind of sign-in provider Gatehouse supports: its name
+// Kind is a kind of sign-in provider Gatehouse supports: its name
 // (the path segment of /auth/login/{Name} and the key of linked
 // identities), its flags, and how it is set up. One file per kind
-// (oauth_google.go, oauth_github.go, oauth_oidc.go) defines its value;
+// (google.go, github.go, oidc.go) defines its value;
 // nothing else asks a provider's name.
-type ProviderKind struct {
+type Kind struct {
 	Name  string
 	Title string // default button label
 	// who names the provider in --help when Title does not ("" : Title).
 	who string
 	// flags declares the kind's own flags beyond the common ones.
-	flags func(fs *pflag.FlagSet, c *ProviderConfig)
+	flags func(fs *pflag.FlagSet, c *Config)
 	// enabled reports whether the flags turn the provider on.
-	enabled func(c *ProviderConfig) bool
+	enabled func(c *Config) bool
 	// check, when set, checks the kind's own flags once it is enabled.
-	check func(c *ProviderConfig) error
+	check func(c *Config) error
 	// endpoints names the kind's endpoint flags and their values, checked
 	// as URLs (http:// only on loopback).
-	endpoints func(c *ProviderConfig) [][2]string
+	endpoints func(c *Config) [][2]string
 	// setup builds the configured provider; it may call the provider
 	// (OIDC discovery).
-	setup func(ctx context.Context, c ProviderConfig, client *http.Client, now func() time.Time) (providerSetup, error)
+	setup func(ctx context.Context, c Config, client *http.Client, now func() time.Time) (providerSetup, error)
 }
 
 // providerKinds are the supported kinds, in the order pages show them.
-var providerKinds = []ProviderKind{googleKind, githubKind, oidcKind}
+var providerKinds = []Kind{googleKind, githubKind, oidcKind}
 
-// ProviderKinds lists the supported kinds of sign-in provider in page order.
-func ProviderKinds() []ProviderKind { return slices.Clone(providerKinds) }
+// Kinds lists the supported kinds of sign-in provider in page order.
+func Kinds() []Kind { return slices.Clone(providerKinds) }
 
-func providerKind(name string) (ProviderKind, bool) {
+func KindOf(name string) (Kind, bool) {
 	for _, k := range providerKinds {
 		if k.Name == name {
 			return k, true
 		}
 	}
-	return ProviderKind{}, false
+	return Kind{}, false
 }
 
 // DeclareFlags declares the kind's flags on fs, stored into c: the common
 // --NAME-client-id, --NAME-client-secret (and -file), --NAME-redirect-url,
 // then the kind's own. The caller reads --NAME-client-secret-file.
-func (k ProviderKind) DeclareFlags(fs *pflag.FlagSet, c *ProviderConfig) {
+func (k Kind) DeclareFlags(fs *pflag.FlagSet, c *Config) {
 	c.Name = k.Name
-	n, t := k.Name, or(k.who, k.Title)
+	n, t := k.Name, cmp.Or(k.who, k.Title)
 	idUsage := t + " OAuth client id; enables " + t + " sign-in and linking"
 	if k.who != "" {
 		idUsage = "client id registered at the " + t
@@ -70,14 +71,14 @@ func (k ProviderKind) DeclareFlags(fs *pflag.FlagSet, c *ProviderConfig) {
 }
 
 // Enabled reports whether the flags configured this provider.
-func (k ProviderKind) Enabled(c *ProviderConfig) bool { return k.enabled(c) }
+func (k Kind) Enabled(c *Config) bool { return k.enabled(c) }
 
 // CheckFlags enforces seed rule 6 on a provider's flags: once enabled it
 // has a client id, a secret, and a redirect URL that is exactly
 // {base-url}/auth/callback/{name} (filled in when empty); its endpoints are
 // http(s) URLs, http:// only on a loopback host. The error is one line
 // naming the flag.
-func (k ProviderKind) CheckFlags(c *ProviderConfig, base *url.URL) error {
+func (k Kind) CheckFlags(c *Config, base *url.URL) error {
 	n := k.Name
 	if !k.enabled(c) {
 		switch {

@@ -1,6 +1,7 @@
-package authflows
+package provider
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -24,40 +25,40 @@ const (
 
 // googleKind is Google: an OpenID provider with a fixed issuer and key set,
 // verified like any other (ID1).
-var googleKind = ProviderKind{
+var googleKind = Kind{
 	Name:  "google",
 	Title: "Google",
-	flags: func(fs *pflag.FlagSet, c *ProviderConfig) {
+	flags: func(fs *pflag.FlagSet, c *Config) {
 		fs.StringVar(&c.AuthURL, "google-auth-url", googleAuthURL, "Google authorization endpoint")
 		fs.StringVar(&c.TokenURL, "google-token-url", googleTokenURL, "Google token endpoint")
 		fs.StringVar(&c.UserinfoURL, "google-userinfo-url", googleUserinfoURL, "Google userinfo endpoint")
 		fs.StringVar(&c.JWKSURL, "google-jwks-url", googleJWKSURL, "the key set (JWKS) that signs Google's ID tokens")
 		fs.StringSliceVar(&c.HostedDomains, "google-hosted-domain", nil, "Google Workspace domain (the ID token's hd claim) that earns the group google:DOMAIN (repeatable)")
 	},
-	enabled: func(c *ProviderConfig) bool { return c.ClientID != "" },
-	endpoints: func(c *ProviderConfig) [][2]string {
+	enabled: func(c *Config) bool { return c.ClientID != "" },
+	endpoints: func(c *Config) [][2]string {
 		return [][2]string{{"google-auth-url", c.AuthURL}, {"google-token-url", c.TokenURL}, {"google-userinfo-url", c.UserinfoURL}, {"google-jwks-url", c.JWKSURL}}
 	},
 	setup: setupGoogle,
 }
 
-func setupGoogle(ctx context.Context, c ProviderConfig, client *http.Client, now func() time.Time) (providerSetup, error) {
+func setupGoogle(ctx context.Context, c Config, client *http.Client, now func() time.Time) (providerSetup, error) {
 	g := &googleIdentifier{
-		userinfoURL:   or(c.UserinfoURL, googleUserinfoURL),
+		userinfoURL:   cmp.Or(c.UserinfoURL, googleUserinfoURL),
 		client:        client,
 		hostedDomains: c.HostedDomains,
 	}
-	jwks := or(c.JWKSURL, googleJWKSURL)
+	jwks := cmp.Or(c.JWKSURL, googleJWKSURL)
 	for _, e := range []string{g.userinfoURL, jwks} {
 		if err := CheckEndpointURL(e); err != nil {
 			return providerSetup{}, err
 		}
 	}
 	keys := newAgingKeySet(oidc.ClientContext(ctx, client), jwks, now)
-	g.verify = newIDTokenVerifier(or(c.Issuer, googleIssuer), keys, c.ClientID, nil, now)
+	g.verify = newIDTokenVerifier(cmp.Or(c.Issuer, googleIssuer), keys, c.ClientID, nil, now)
 	return providerSetup{
 		title:    "Google",
-		endpoint: oauth2.Endpoint{AuthURL: or(c.AuthURL, googleAuthURL), TokenURL: or(c.TokenURL, googleTokenURL)},
+		endpoint: oauth2.Endpoint{AuthURL: cmp.Or(c.AuthURL, googleAuthURL), TokenURL: cmp.Or(c.TokenURL, googleTokenURL)},
 		scopes:   []string{"openid", "email", "profile"}, // OA11
 		nonce:    true,
 		identity: g,
@@ -76,13 +77,13 @@ type googleIdentifier struct {
 // sub, the email when verified (from /userinfo when the token has none) and
 // hd. The group google:HD comes from the verified token only, never from
 // /userinfo.
-func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonce string) (providerIdentity, error) {
+func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonce string) (Identity, error) {
 	raw, _ := tok.Extra("id_token").(string)
 	idt, c, err := g.verify.verify(ctx, raw, nonce)
 	if err != nil {
-		return providerIdentity{}, err
+		return Identity{}, err
 	}
-	id := providerIdentity{Subject: idt.Subject}
+	id := Identity{Subject: idt.Subject}
 	email, verified := c.Email, bool(c.EmailVerified)
 	if email == "" {
 		// The token carries no email claim: ask /userinfo with the
@@ -94,10 +95,10 @@ func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonc
 		}
 		api := apiCall{client: g.client, accessToken: tok.AccessToken}
 		if _, err := api.getJSON(ctx, "userinfo", g.userinfoURL, &info); err != nil {
-			return providerIdentity{}, err
+			return Identity{}, err
 		}
 		if info.Subject != idt.Subject {
-			return providerIdentity{}, providerError{"userinfo: subject differs from the ID token"}
+			return Identity{}, providerError{"userinfo: subject differs from the ID token"}
 		}
 		email, verified = info.Email, bool(info.EmailVerified)
 	}

@@ -1,6 +1,9 @@
-package policy
+package storage
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestPlainAddress(t *testing.T) {
 	for _, tc := range []struct {
@@ -43,6 +46,54 @@ func TestPlainAddress(t *testing.T) {
 	} {
 		if got := PlainAddress(tc.email); got != tc.ok {
 			t.Errorf("PlainAddress(%q) = %t, want %t", tc.email, got, tc.ok)
+		}
+	}
+}
+
+func TestValidAddress(t *testing.T) {
+	for _, tc := range []struct {
+		email string
+		ok    bool
+	}{
+		{"ada@example.com", true},
+		{"Ada@Example.com", true},
+		{"jürgen@example.de", true},
+		{"Ada <ada@example.com>", false}, // a display name
+		{"ada@example.com (Ada)", false}, // a comment
+		{"ada@[192.0.2.1]", false},       // a domain literal
+		{"a,b@example.com", false},
+		{"ada@example.com\u200b", false},
+		{"ada@@example.com", false},
+		{"", false},
+		{strings.Repeat("a", 64) + "@" + strings.Repeat("b", 190) + ".com", false}, // 259 bytes
+	} {
+		if got := ValidAddress(tc.email); got != tc.ok {
+			t.Errorf("ValidAddress(%q) = %t, want %t", tc.email, got, tc.ok)
+		}
+	}
+}
+
+func TestValidDomain(t *testing.T) {
+	for _, tc := range []struct {
+		domain string
+		ok     bool
+	}{
+		{"example.com", true},
+		{"xn--bcher-kva.example", true},
+		{"a-b.c0", true},
+		{"localhost", true},
+		{"", false},
+		{"example..com", false},
+		{".example.com", false},
+		{"-a.com", false},
+		{"a-.com", false},
+		{"a_b.com", false},
+		{"bücher.example", false},
+		{strings.Repeat("a", 64) + ".com", false},
+		{strings.Repeat("a.", 127) + "aa", false}, // 256 octets
+	} {
+		if got := ValidDomain(tc.domain); got != tc.ok {
+			t.Errorf("ValidDomain(%q) = %t, want %t", tc.domain, got, tc.ok)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package authflows
+package provider
 
 import (
 	"context"

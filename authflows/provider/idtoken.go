@@ -1,4 +1,4 @@
-package authflows
+package provider
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 )
 
-// idTokenError is an ID token that fails a check (400 invalid_id_token).
-type idTokenError struct{ reason string }
+// IDTokenError is an ID token that fails a check (400 invalid_id_token).
+type IDTokenError struct{ reason string }
 
-func (e idTokenError) Error() string { return "id token: " + e.reason }
+func (e IDTokenError) Error() string { return "id token: " + e.reason }
 
 // idTokenVerifier checks the ID tokens of one provider (ID1, OA2): the
 // signature against the provider's JWKS (go-oidc fetches and caches it,
@@ -55,32 +55,32 @@ type idTokenClaims struct {
 func (v *idTokenVerifier) verify(ctx context.Context, raw, nonce string) (*oidc.IDToken, idTokenClaims, error) {
 	var c idTokenClaims
 	if raw == "" {
-		return nil, c, idTokenError{"missing from the token response"}
+		return nil, c, IDTokenError{"missing from the token response"}
 	}
 	tok, err := v.verifier.Verify(ctx, raw)
 	if err != nil {
 		var expired *oidc.TokenExpiredError
 		if errors.As(err, &expired) {
-			return nil, c, idTokenError{"expired"}
+			return nil, c, IDTokenError{"expired"}
 		}
-		return nil, c, idTokenError{clip(err.Error(), 200)}
+		return nil, c, IDTokenError{clip(err.Error(), 200)}
 	}
 	if !v.now().Before(tok.Expiry) {
 		// go-oidc lets a token live through its exp second; OIDC Core
 		// 3.1.3.7 wants the time before exp.
-		return nil, c, idTokenError{"expired"}
+		return nil, c, IDTokenError{"expired"}
 	}
 	if err := tok.Claims(&c); err != nil {
-		return nil, c, idTokenError{"claims are not the expected JSON"}
+		return nil, c, IDTokenError{"claims are not the expected JSON"}
 	}
 	if (len(tok.Audience) > 1 || c.AuthorizedParty != "") && c.AuthorizedParty != v.clientID {
-		return nil, c, idTokenError{"authorized party is not this client"}
+		return nil, c, IDTokenError{"authorized party is not this client"}
 	}
 	if nonce == "" || subtle.ConstantTimeCompare([]byte(tok.Nonce), []byte(nonce)) != 1 {
-		return nil, c, idTokenError{"nonce does not match"}
+		return nil, c, IDTokenError{"nonce does not match"}
 	}
 	if tok.Subject == "" {
-		return nil, c, idTokenError{"sub missing"}
+		return nil, c, IDTokenError{"sub missing"}
 	}
 	return tok, c, nil
 }

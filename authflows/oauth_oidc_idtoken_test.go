@@ -5,15 +5,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/oauth2-proxy/mockoidc"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 )
 
 // idTokenRewriter makes the IdP's next token answer carry the ID token
@@ -139,28 +139,4 @@ func swapPayload(raw string, c jwt.MapClaims) string {
 	c["email"] = "admin@example.com"
 	payload, _ := json.Marshal(c)
 	return parts[0] + "." + base64.RawURLEncoding.EncodeToString(payload) + "." + parts[2]
-}
-
-// ID1: a discovery document that sends the code, the client secret or the
-// key fetch over http:// to a host off the loopback is refused at start,
-// naming --oidc-issuer-url; so is a discovery that redirects elsewhere.
-func TestOIDCDiscoveredEndpointsOverHTTPRefused(t *testing.T) {
-	for _, field := range []string{"authorization_endpoint", "token_endpoint", "jwks_uri"} {
-		var srv *httptest.Server
-		srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			doc := map[string]any{
-				"issuer": srv.URL, "authorization_endpoint": srv.URL + "/auth", "token_endpoint": srv.URL + "/token",
-				"jwks_uri": srv.URL + "/keys", "id_token_signing_alg_values_supported": []string{"RS256"},
-			}
-			doc[field] = "http://idp.example/" + field
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(doc)
-		}))
-		cfg := ProviderConfig{Name: "oidc", Issuer: srv.URL, ClientID: "c", ClientSecret: "s", RedirectURL: "http://x/auth/callback/oidc", discoveryWait: time.Second}
-		_, err := newProviders(t.Context(), []ProviderConfig{cfg}, time.Now)
-		if err == nil || !strings.HasPrefix(err.Error(), "invalid --oidc-issuer-url: ") || !strings.Contains(err.Error(), "http://") {
-			t.Errorf("%s over http off loopback: err = %v, want a refusal naming --oidc-issuer-url", field, err)
-		}
-		srv.Close()
-	}
 }

@@ -1,6 +1,7 @@
-package authflows
+package provider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,18 +12,16 @@ import (
 	"strconv"
 
 	"golang.org/x/oauth2"
-
-	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
-// providerIdentity is who the provider says the user is. Subject is the
+// Identity is who the provider says the user is. Subject is the
 // provider's stable user id (Google sub, GitHub numeric id, OIDC iss+sub:
 // OA5); Email is set only when the provider vouches for it (OA6). Groups
 // are what the sign-in earned: "github:ORG", "github:ORG/TEAM" for the
 // configured orgs and teams the account belongs to, "google:HD" when the
 // verified ID token's hd is a configured hosted domain, "oidc:GROUP" for
 // each entry of the groups claim.
-type providerIdentity struct {
+type Identity struct {
 	Subject       string
 	Email         string // normalized; "" unless verified
 	EmailVerified bool
@@ -38,20 +37,21 @@ type providerIdentity struct {
 type providerError struct{ msg string }
 
 func (e providerError) Error() string { return e.msg }
-func (e providerError) Unwrap() error { return errProviderCall }
+func (e providerError) Unwrap() error { return ErrCall }
 
-// identify redeems code with the flow's PKCE verifier and the configured
-// redirect_uri (OA3), then lets the provider's kind identify the account.
-// The provider's tokens live only in this call: never stored, logged or
-// forwarded (OA11).
-func (p *provider) identify(ctx context.Context, code string, flow storage.OAuthFlow) (providerIdentity, error) {
+// Identify redeems code with the flow's PKCE verifier and the configured
+// redirect_uri (OA3), then lets the provider's kind identify the account
+// (checking nonce where the kind uses one). The provider's tokens live only
+// in this call: never stored, logged or forwarded (OA11). Errors:
+// IDTokenError, ScopeError, or another that wraps ErrCall.
+func (p *Provider) Identify(ctx context.Context, code, verifier, nonce string) (Identity, error) {
 	ctx, cancel := p.callContext(ctx)
 	defer cancel()
-	tok, err := p.oauth.Exchange(ctx, code, oauth2.VerifierOption(flow.Verifier))
+	tok, err := p.oauth.Exchange(ctx, code, oauth2.VerifierOption(verifier))
 	if err != nil {
-		return providerIdentity{}, exchangeError(err)
+		return Identity{}, exchangeError(err)
 	}
-	return p.id.identify(ctx, tok, flow.Nonce)
+	return p.id.identify(ctx, tok, nonce)
 }
 
 // exchangeError describes a failed token exchange without its body, which a
@@ -103,7 +103,7 @@ func lowerASCII(c byte) byte {
 // verifiedEmail is the normalized address when the provider vouches for it.
 // Every provider kind takes its email through here, so an address that is
 // not one plain, printable address counts as no email at all (EM1).
-func verifiedEmail(id *providerIdentity, email string, verified bool) {
+func verifiedEmail(id *Identity, email string, verified bool) {
 	if !verified || email == "" {
 		return
 	}
@@ -132,7 +132,7 @@ func (a apiCall) getJSON(ctx context.Context, step, target string, v any) (http.
 		return nil, providerError{step + ": bad endpoint URL"}
 	}
 	req.Header.Set("Authorization", "Bearer "+a.accessToken)
-	req.Header.Set("Accept", or(a.accept, "application/json"))
+	req.Header.Set("Accept", cmp.Or(a.accept, "application/json"))
 	req.Header.Set("User-Agent", "gatehouse")
 	for k, v := range a.header {
 		req.Header.Set(k, v)

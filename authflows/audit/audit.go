@@ -2,8 +2,8 @@
 // change to an account or a session, whoever made it (a browser through
 // /auth/, an operator through the admin API or the CLI).
 //
-// Dependencies: audit imports the standard library only, so that the proxy,
-// the auth flows and the admin API can all record into one Log.
+// Dependencies: audit imports the standard library only. The auth flows,
+// the admin API and cmd/gatehouse all record into one Log.
 //
 // An event carries who and what, never a secret: no password, token, code,
 // state or session id has a field here, so none can be written by mistake.
@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// Event names: these and no others (CONTRACT.md, "Administration while running").
+// Event names: these and no others (README.md, "Administration while running").
 const (
 	Login            = "login"
 	LoginFailed      = "login_failed"

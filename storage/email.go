@@ -1,4 +1,4 @@
-package policy
+package storage
 
 import (
 	"net/mail"
@@ -6,6 +6,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
+
+// NormalizeEmail is the one form in which emails are compared and stored:
+// trimmed and lower-cased.
+func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // maxAddress is the longest usable address (RFC 5321 paths hold 256
 // octets with the angle brackets).
@@ -49,7 +53,7 @@ func PlainAddress(s string) bool {
 		return false
 	}
 	local, domain, ok := strings.Cut(s, "@")
-	if !ok || local == "" || len(local) > 64 || checkDomain(domain) != nil {
+	if !ok || local == "" || len(local) > 64 || !ValidDomain(domain) {
 		return false
 	}
 	if local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
@@ -77,4 +81,29 @@ func isAtext(c byte) bool {
 		return true
 	}
 	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+}
+
+// ValidDomain reports whether s is a DNS name as Gatehouse takes one: at
+// most 253 octets of dot-separated labels of ASCII letters, digits and
+// inner hyphens, each label 1 to 63 octets.
+func ValidDomain(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; !isAlnum(c) && c != '-' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isAlnum is an ASCII letter or digit.
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }

@@ -1,6 +1,7 @@
-package authflows
+package provider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -23,21 +24,21 @@ const (
 
 // githubKind is GitHub (or GitHub Enterprise): plain OAuth 2.0, the account
 // read from its REST API.
-var githubKind = ProviderKind{
+var githubKind = Kind{
 	Name:  "github",
 	Title: "GitHub",
-	flags: func(fs *pflag.FlagSet, c *ProviderConfig) {
+	flags: func(fs *pflag.FlagSet, c *Config) {
 		fs.StringVar(&c.AuthURL, "github-auth-url", githubAuthURL, "GitHub authorization endpoint")
 		fs.StringVar(&c.TokenURL, "github-token-url", githubTokenURL, "GitHub token endpoint")
 		fs.StringVar(&c.APIURL, "github-api-url", githubAPIURL, "base URL of the GitHub API (GET /user, /user/emails, /user/orgs, /user/teams)")
 		fs.StringSliceVar(&c.Orgs, "github-org", nil, "GitHub organization whose members earn the group github:ORG; asks for scope read:org (repeatable)")
 		fs.StringSliceVar(&c.Teams, "github-team", nil, "GitHub team ORG/TEAM-SLUG whose members earn the group github:ORG/TEAM; asks for scope read:org (repeatable)")
 	},
-	enabled: func(c *ProviderConfig) bool { return c.ClientID != "" },
-	endpoints: func(c *ProviderConfig) [][2]string {
+	enabled: func(c *Config) bool { return c.ClientID != "" },
+	endpoints: func(c *Config) [][2]string {
 		return [][2]string{{"github-auth-url", c.AuthURL}, {"github-token-url", c.TokenURL}, {"github-api-url", c.APIURL}}
 	},
-	check: func(c *ProviderConfig) error {
+	check: func(c *Config) error {
 		_, err := githubTeams(c.Teams)
 		return err
 	},
@@ -57,8 +58,8 @@ func githubTeams(teams []string) ([][2]string, error) {
 	return out, nil
 }
 
-func setupGitHub(_ context.Context, c ProviderConfig, client *http.Client, _ func() time.Time) (providerSetup, error) {
-	g := &githubIdentifier{apiURL: strings.TrimRight(or(c.APIURL, githubAPIURL), "/"), client: client, orgs: c.Orgs}
+func setupGitHub(_ context.Context, c Config, client *http.Client, _ func() time.Time) (providerSetup, error) {
+	g := &githubIdentifier{apiURL: strings.TrimRight(cmp.Or(c.APIURL, githubAPIURL), "/"), client: client, orgs: c.Orgs}
 	if err := CheckEndpointURL(g.apiURL); err != nil {
 		return providerSetup{}, err
 	}
@@ -72,7 +73,7 @@ func setupGitHub(_ context.Context, c ProviderConfig, client *http.Client, _ fun
 	}
 	return providerSetup{
 		title:    "GitHub",
-		endpoint: oauth2.Endpoint{AuthURL: or(c.AuthURL, githubAuthURL), TokenURL: or(c.TokenURL, githubTokenURL)},
+		endpoint: oauth2.Endpoint{AuthURL: cmp.Or(c.AuthURL, githubAuthURL), TokenURL: cmp.Or(c.TokenURL, githubTokenURL)},
 		scopes:   scopes,
 		identity: g,
 	}, nil
@@ -91,7 +92,7 @@ type githubIdentifier struct {
 // are configured, the memberships. Without read:org granted, or when a
 // membership list cannot be read, the sign-in fails: groups are never
 // guessed (fail closed).
-func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ string) (providerIdentity, error) {
+func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ string) (Identity, error) {
 	api := apiCall{
 		client: g.client, accessToken: tok.AccessToken, accept: "application/vnd.github+json",
 		header: map[string]string{"X-GitHub-Api-Version": "2022-11-28"},
@@ -100,11 +101,11 @@ func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ st
 		ID json.Number `json:"id"`
 	}
 	if _, err := api.getJSON(ctx, "GET /user", g.apiURL+"/user", &user); err != nil {
-		return providerIdentity{}, err
+		return Identity{}, err
 	}
 	n, err := strconv.ParseInt(user.ID.String(), 10, 64)
 	if err != nil || n <= 0 {
-		return providerIdentity{}, providerError{"GET /user: no numeric id"}
+		return Identity{}, providerError{"GET /user: no numeric id"}
 	}
 	var emails []struct {
 		Email    string `json:"email"`
@@ -112,9 +113,9 @@ func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ st
 		Verified bool   `json:"verified"`
 	}
 	if _, err := api.getJSON(ctx, "GET /user/emails", g.apiURL+"/user/emails", &emails); err != nil {
-		return providerIdentity{}, err
+		return Identity{}, err
 	}
-	id := providerIdentity{Subject: strconv.FormatInt(n, 10)}
+	id := Identity{Subject: strconv.FormatInt(n, 10)}
 	for _, e := range emails {
 		if e.Primary {
 			verifiedEmail(&id, e.Email, e.Verified)
@@ -124,10 +125,10 @@ func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ st
 		return id, nil
 	}
 	if !grantsReadOrg(tok) {
-		return providerIdentity{}, scopeError{"read:org"}
+		return Identity{}, ScopeError{"read:org"}
 	}
 	if id.Groups, err = g.groups(ctx, api); err != nil {
-		return providerIdentity{}, err
+		return Identity{}, err
 	}
 	return id, nil
 }
@@ -247,8 +248,8 @@ func sameOrigin(a, b string) bool {
 	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && equalFold(ua.Host, ub.Host)
 }
 
-// scopeError is a token that lacks a scope the configuration needs: the
+// ScopeError is a token that lacks a scope the configuration needs: the
 // sign-in is refused (403 insufficient_scope), fail closed.
-type scopeError struct{ scope string }
+type ScopeError struct{ scope string }
 
-func (e scopeError) Error() string { return "token lacks scope " + e.scope }
+func (e ScopeError) Error() string { return "token lacks scope " + e.scope }

@@ -1,4 +1,4 @@
-package authflows
+package password
 
 import (
 	_ "embed"

@@ -1,4 +1,4 @@
-package authflows
+package password
 
 import (
 	"context"
@@ -110,23 +110,23 @@ func TestCheckPasswordLength(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkPassword(normalizePassword(tt.password), "someone@example.com", 12)
+			err := Check(Normalize(tt.password), "someone@example.com", 12)
 			if (err == nil) != tt.ok {
 				t.Errorf("checkPassword = %v, want ok=%v", err, tt.ok)
 			}
-			var weak weakPassword
+			var weak WeakError
 			if err != nil && !errors.As(err, &weak) {
-				t.Errorf("error %T, want weakPassword", err)
+				t.Errorf("error %T, want WeakError", err)
 			}
 		})
 	}
 }
 
 func TestCheckPasswordMinLengthSetting(t *testing.T) {
-	if err := checkPassword("abcdefghijklmnop", "a@example.com", 20); err == nil {
+	if err := Check("abcdefghijklmnop", "a@example.com", 20); err == nil {
 		t.Error("16 characters passed a minimum of 20")
 	}
-	if err := checkPassword("xkcd-horse-22", "a@example.com", 8); err != nil {
+	if err := Check("xkcd-horse-22", "a@example.com", 8); err != nil {
 		t.Errorf("13 characters refused with a minimum of 8: %v", err)
 	}
 }
@@ -157,9 +157,9 @@ func TestCheckPasswordCommonAndEmail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkPassword(normalizePassword(tt.password), email, 12)
+			err := Check(Normalize(tt.password), email, 12)
 			if (err == nil) != tt.ok {
-				t.Errorf("checkPassword(%q) = %v, want ok=%v", tt.password, err, tt.ok)
+				t.Errorf("Check(%q) = %v, want ok=%v", tt.password, err, tt.ok)
 			}
 		})
 	}
@@ -321,5 +321,26 @@ func receive[T any](t *testing.T, c <-chan T, what string) T {
 	case <-time.After(time.Minute):
 		t.Fatalf("no %s: hung", what)
 		panic("unreachable")
+	}
+}
+
+// testHashParams makes argon2 cheap in tests; production cost is tested once
+// (TestHashProductionParams).
+var testHashParams = HashParams{Memory: 64, Time: 1, Threads: 1}
+
+// A cancelled request gives up its wait for a slot at once.
+func TestHasherBusyOnCancelledContext(t *testing.T) {
+	h := NewHasher(testHashParams)
+	h.wait = time.Hour
+	for range cap(h.slots) {
+		h.slots <- struct{}{}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := h.Hash(ctx, "whatever password"); !errors.Is(err, ErrBusy) {
+		t.Errorf("Hash: %v, want ErrBusy", err)
+	}
+	if _, _, err := h.Verify(ctx, "", "whatever password"); !errors.Is(err, ErrBusy) {
+		t.Errorf("Verify: %v, want ErrBusy", err)
 	}
 }

@@ -1,4 +1,4 @@
-package authflows
+package password
 
 import (
 	"net/url"
@@ -134,10 +134,6 @@ func weakPart(sequence []*match.Match) string {
 	}
 	return "it follows a common pattern."
 }
-
-// appNames is the app's name as password context: --app-name and the host
-// of --base-url (--app-name's default, then named once).
-func (h *Handler) appNames() []string { return AppNames(h.cfg.AppName, h.cfg.BaseURL) }
 
 // AppNames are the app's names a new password is judged against (PW1):
 // --app-name and the host of --base-url, for every place that sets a

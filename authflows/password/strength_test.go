@@ -1,4 +1,4 @@
-package authflows
+package password
 
 import (
 	"errors"
@@ -37,16 +37,16 @@ func TestCheckPasswordStrength(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkPassword(normalizePassword(tt.password), email, 12, "gate.example.com")
+			err := Check(Normalize(tt.password), email, 12, "gate.example.com")
 			if (err == nil) != tt.ok {
-				t.Fatalf("checkPassword(%q) = %v, want ok=%v", tt.password, err, tt.ok)
+				t.Fatalf("Check(%q) = %v, want ok=%v", tt.password, err, tt.ok)
 			}
 			if err == nil {
 				return
 			}
-			var weak weakPassword
+			var weak WeakError
 			if !errors.As(err, &weak) {
-				t.Fatalf("error %T, want weakPassword", err)
+				t.Fatalf("error %T, want WeakError", err)
 			}
 			if !strings.Contains(err.Error(), tt.why) {
 				t.Errorf("message %q does not say %q", err, tt.why)
@@ -58,10 +58,10 @@ func TestCheckPasswordStrength(t *testing.T) {
 // The estimator looks at a bounded prefix, so a 1024-character password is
 // judged quickly and a strong start is enough.
 func TestCheckPasswordLongInput(t *testing.T) {
-	if err := checkPassword("violet tractor dune river "+strings.Repeat("x", 998), "a@example.com", 12); err != nil {
+	if err := Check("violet tractor dune river "+strings.Repeat("x", 998), "a@example.com", 12); err != nil {
 		t.Errorf("long password with a strong start refused: %v", err)
 	}
-	if err := checkPassword(strings.Repeat("x", 1000)+"violet tractor", "a@example.com", 12); err == nil {
+	if err := Check(strings.Repeat("x", 1000)+"violet tractor", "a@example.com", 12); err == nil {
 		t.Error("long repeat with a strong tail accepted")
 	}
 }
@@ -95,12 +95,12 @@ func TestStoredHashParametersBounded(t *testing.T) {
 		"overflowing threads": with("m=64,t=1,p=256", salt, key),
 	}
 	for name, phc := range bad {
-		runs := h.runs.Load()
+		runs := h.Runs()
 		ok, _, err := h.Verify(t.Context(), phc, "tqmzvwxplrkd")
 		if err == nil || ok {
 			t.Errorf("%s: Verify = %v, %v; want an error", name, ok, err)
 		}
-		if h.runs.Load() != runs {
+		if h.Runs() != runs {
 			t.Errorf("%s: argon2 ran", name)
 		}
 	}

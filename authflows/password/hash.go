@@ -1,4 +1,4 @@
-package authflows
+package password
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/argon2"
-	"golang.org/x/text/unicode/norm"
 )
 
 // HashParams is the argon2id cost.
@@ -40,8 +40,6 @@ var DefaultHashParams = HashParams{Memory: 19456, Time: 2, Threads: 1}
 const (
 	saltLen = 16
 	keyLen  = 32
-	// MaxPasswordLength bounds a password in code points (PW2, DS2).
-	MaxPasswordLength = 1024
 	// hashWait is how long a request waits, by default, for a free hashing
 	// slot before it is answered 503 (PW5).
 	hashWait = 2 * time.Second
@@ -59,27 +57,67 @@ var ErrBusy = errors.New("password hashing at capacity")
 type Hasher struct {
 	params HashParams
 	slots  chan struct{}
-	wait   time.Duration // how long to wait for a slot before ErrBusy
-	dummy  string        // a hash of nothing, verified for unknown accounts (PW4)
-	// rest calls release after d, without blocking: time.AfterFunc. Tests
-	// replace it to see the rest and end it when they choose.
-	rest func(d time.Duration, release func())
+	wait   time.Duration                         // how long to wait for a slot before ErrBusy
+	dummy  string                                // a hash of nothing, verified for unknown accounts (PW4)
+	rest   func(d time.Duration, release func()) // Limits.Rest
 	// waiting counts requests blocked on a slot: contention.
 	waiting atomic.Int32
-	// runs counts argon2 computations (Hash and Verify). Tests use it to
-	// check that every login path hashes exactly once (PW4) and that
-	// oversized passwords are never hashed (DS2).
+	// runs counts argon2 computations (Hash and Verify).
 	runs atomic.Int64
 }
 
-// NewHasher returns a hasher using p for new hashes.
-func NewHasher(p HashParams) *Hasher {
-	h := &Hasher{
-		params: p,
-		slots:  make(chan struct{}, hashSlots(runtime.GOMAXPROCS(0), debug.SetMemoryLimit(-1), p)),
-		wait:   hashWait,
-		rest:   func(d time.Duration, release func()) { time.AfterFunc(d, release) },
+// Runs is how many argon2 computations h has made (Hash and Verify): tests
+// check with it that every sign-in path hashes exactly once (PW4) and that
+// oversized passwords are never hashed (DS2).
+func (h *Hasher) Runs() int64 { return h.runs.Load() }
+
+// Waiting is how many calls wait for a free slot now.
+func (h *Hasher) Waiting() int { return int(h.waiting.Load()) }
+
+// Hold takes a hashing slot as a hash does, or returns ErrBusy, and keeps
+// it until release is called: for work outside h that must count against
+// the same bound (and for tests that fill the slots).
+func (h *Hasher) Hold(ctx context.Context) (release func(), err error) {
+	if err := h.acquire(ctx); err != nil {
+		return nil, err
 	}
+	var once sync.Once
+	return func() { once.Do(h.release) }, nil
+}
+
+// Limits bound the hashing a Hasher runs at once (PW5). The zero value
+// is the production setting.
+type Limits struct {
+	// Slots is how many hashes may run at once; 0: half the CPUs, within
+	// half the Go memory limit (hashSlots).
+	Slots int
+	// Wait is how long a call waits for a free slot before ErrBusy; 0: 2 s,
+	// negative: not at all.
+	Wait time.Duration
+	// Rest calls release after d without blocking; nil: time.AfterFunc.
+	// Tests set it to see each rest and end it when they choose.
+	Rest func(d time.Duration, release func())
+}
+
+// NewHasher returns a hasher using p for new hashes, with the production
+// limits.
+func NewHasher(p HashParams) *Hasher { return NewLimitedHasher(p, Limits{}) }
+
+// NewLimitedHasher returns a hasher using p for new hashes within l.
+func NewLimitedHasher(p HashParams, l Limits) *Hasher {
+	if l.Slots <= 0 {
+		l.Slots = hashSlots(runtime.GOMAXPROCS(0), debug.SetMemoryLimit(-1), p)
+	}
+	switch {
+	case l.Wait == 0:
+		l.Wait = hashWait
+	case l.Wait < 0:
+		l.Wait = 0
+	}
+	if l.Rest == nil {
+		l.Rest = func(d time.Duration, release func()) { time.AfterFunc(d, release) }
+	}
+	h := &Hasher{params: p, slots: make(chan struct{}, l.Slots), wait: l.Wait, rest: l.Rest}
 	h.dummy = h.encode(make([]byte, saltLen), argon2.IDKey([]byte("gatehouse-dummy"), make([]byte, saltLen), p.Time, p.Memory, p.Threads, keyLen), p)
 	return h
 }
@@ -134,7 +172,7 @@ func (h *Hasher) idKey(ctx context.Context, password string, salt []byte, p Hash
 	return key, nil
 }
 
-// Hash returns the PHC string of password (already NFKC, see normalizePassword).
+// Hash returns the PHC string of password (already NFKC, see Normalize).
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	salt := make([]byte, saltLen)
 	_, _ = rand.Read(salt)
@@ -224,40 +262,6 @@ func checkStoredParams(p HashParams, saltLen, keyLen int) error {
 		return fmt.Errorf("argon2 salt of %d bytes out of bounds", saltLen)
 	case keyLen < minKeyLen || keyLen > maxKeyLen:
 		return fmt.Errorf("argon2 hash of %d bytes out of bounds", keyLen)
-	}
-	return nil
-}
-
-// normalizePassword is the one form in which passwords are measured and hashed: NFKC.
-func normalizePassword(password string) string { return norm.NFKC.String(password) }
-
-// weakPassword says why a password is refused; the message is shown to the user.
-type weakPassword struct{ reason string }
-
-func (w weakPassword) Error() string { return w.reason }
-
-// checkPassword applies the password rules to an NFKC-normalized password
-// (PW2, PW3, PW1): minLen to MaxPasswordLength code points, not the
-// account's email, not a common password, and hard enough to guess by
-// zxcvbn's estimate with the email and appNames (the app's name) as context.
-// No composition rules.
-func checkPassword(password, email string, minLen int, appNames ...string) error {
-	n := 0
-	for range password {
-		n++
-	}
-	switch {
-	case n < minLen:
-		return weakPassword{fmt.Sprintf("Use at least %d characters.", minLen)}
-	case n > MaxPasswordLength:
-		return weakPassword{fmt.Sprintf("Use at most %d characters.", MaxPasswordLength)}
-	case strings.EqualFold(strings.TrimSpace(password), strings.TrimSpace(email)):
-		return weakPassword{"Your password must not be your email address."}
-	case isCommonPassword(password):
-		return weakPassword{"This password is too common; choose another."}
-	}
-	if reason := weakReason(password, email, appNames); reason != "" {
-		return weakPassword{reason}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
-package authflows
+package provider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,25 +18,25 @@ import (
 
 // oidcKind is any OpenID Provider configured by discovery from its issuer
 // URL (Keycloak, Okta, Entra ID, Dex, Authentik, Zitadel, …).
-var oidcKind = ProviderKind{
+var oidcKind = Kind{
 	Name:  "oidc",
 	Title: "Single sign-on",
 	who:   "OpenID Provider",
-	flags: func(fs *pflag.FlagSet, c *ProviderConfig) {
+	flags: func(fs *pflag.FlagSet, c *Config) {
 		c.Scopes = []string{"openid", "email", "profile"}
 		fs.StringVar(&c.Issuer, "oidc-issuer-url", "", "issuer URL of an OpenID Provider; enables provider oidc, configured by discovery ({issuer}/.well-known/openid-configuration)")
 		fs.StringVar(&c.Title, "oidc-title", "Single sign-on", "label of the oidc sign-in button")
 		fs.Var((*scopeList)(&c.Scopes), "oidc-scopes", "scopes asked of the OpenID Provider (space or comma separated; must include openid)")
 		fs.StringVar(&c.GroupsClaim, "oidc-groups-claim", "groups", "ID token claim whose entries become groups oidc:GROUP")
 	},
-	enabled: func(c *ProviderConfig) bool { return c.Issuer != "" },
-	check: func(c *ProviderConfig) error {
+	enabled: func(c *Config) bool { return c.Issuer != "" },
+	check: func(c *Config) error {
 		if !slices.Contains(c.Scopes, "openid") {
 			return flagError("oidc-scopes", "%q must include openid", strings.Join(c.Scopes, " "))
 		}
 		return nil
 	},
-	endpoints: func(c *ProviderConfig) [][2]string {
+	endpoints: func(c *Config) [][2]string {
 		return [][2]string{{"oidc-issuer-url", c.Issuer}}
 	},
 	setup: setupOIDC,
@@ -55,16 +56,19 @@ func (s *scopeList) Set(v string) error {
 // the IdP may start after Gatehouse.
 const discoveryWait = 30 * time.Second
 
-func setupOIDC(ctx context.Context, c ProviderConfig, client *http.Client, now func() time.Time) (providerSetup, error) {
+func setupOIDC(ctx context.Context, c Config, client *http.Client, now func() time.Time) (providerSetup, error) {
 	if err := CheckEndpointURL(c.Issuer); err != nil {
 		return providerSetup{}, flagError("oidc-issuer-url", "%v", err)
 	}
-	scopes := or2(c.Scopes, []string{"openid", "email", "profile"})
+	scopes := c.Scopes
+	if len(scopes) == 0 {
+		scopes = []string{"openid", "email", "profile"}
+	}
 	if !slices.Contains(scopes, "openid") {
 		return providerSetup{}, flagError("oidc-scopes", "must include openid")
 	}
 	ctx = oidc.ClientContext(ctx, client)
-	p, err := discover(ctx, c.Issuer, or3(c.discoveryWait, discoveryWait))
+	p, err := discover(ctx, c.Issuer, cmp.Or(max(c.DiscoveryWait, 0), discoveryWait))
 	if err != nil {
 		return providerSetup{}, err
 	}
@@ -83,30 +87,16 @@ func setupOIDC(ctx context.Context, c ProviderConfig, client *http.Client, now f
 	}
 	id := &oidcIdentifier{
 		issuer:      c.Issuer,
-		groupsClaim: or(c.GroupsClaim, "groups"),
+		groupsClaim: cmp.Or(c.GroupsClaim, "groups"),
 		verify:      newIDTokenVerifier(c.Issuer, newAgingKeySet(ctx, doc.JWKSURL, now), c.ClientID, signingAlgs(doc.Algs), now),
 	}
 	return providerSetup{
-		title:    or(c.Title, "Single sign-on"),
+		title:    cmp.Or(c.Title, "Single sign-on"),
 		endpoint: oauth2.Endpoint{AuthURL: endpoint.AuthURL, TokenURL: endpoint.TokenURL},
 		scopes:   scopes,
 		nonce:    true,
 		identity: id,
 	}, nil
-}
-
-func or2(s, fallback []string) []string {
-	if len(s) == 0 {
-		return fallback
-	}
-	return s
-}
-
-func or3(d, fallback time.Duration) time.Duration {
-	if d <= 0 {
-		return fallback
-	}
-	return d
 }
 
 // discover fetches the issuer's discovery document, retrying with a short
@@ -155,21 +145,21 @@ type oidcIdentifier struct {
 // ambiguity). The email counts only when email_verified is true; a false
 // or missing claim leaves the identity without one. Each entry of the
 // groups claim becomes "oidc:GROUP".
-func (o *oidcIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonce string) (providerIdentity, error) {
+func (o *oidcIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonce string) (Identity, error) {
 	raw, _ := tok.Extra("id_token").(string)
 	idt, c, err := o.verify.verify(ctx, raw, nonce)
 	if err != nil {
-		return providerIdentity{}, err
+		return Identity{}, err
 	}
-	id := providerIdentity{Subject: idt.Issuer + "#" + idt.Subject}
+	id := Identity{Subject: idt.Issuer + "#" + idt.Subject}
 	verifiedEmail(&id, c.Email, bool(c.EmailVerified))
 	var all map[string]json.RawMessage
 	if err := idt.Claims(&all); err != nil {
-		return providerIdentity{}, idTokenError{"claims are not a JSON object"}
+		return Identity{}, IDTokenError{"claims are not a JSON object"}
 	}
 	groups, err := claimStrings(all[o.groupsClaim])
 	if err != nil {
-		return providerIdentity{}, idTokenError{fmt.Sprintf("claim %q: %v", o.groupsClaim, err)}
+		return Identity{}, IDTokenError{fmt.Sprintf("claim %q: %v", o.groupsClaim, err)}
 	}
 	for _, g := range groups {
 		if g != "" && !strings.ContainsFunc(g, func(r rune) bool { return r == ',' || r < 0x20 || r == 0x7f }) {
