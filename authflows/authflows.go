@@ -8,8 +8,8 @@
 // the device cookie, throttles, pages, events) is core (core.go).
 //
 // Dependencies: authflows → authflows/audit, authflows/mail,
-// authflows/password, authflows/provider, proxy, proxy/policy, proxy/web,
-// storage. proxy is imported for its session Gate only, so that a session
+// authflows/password, authflows/provider, proxy/session, proxy/policy,
+// proxy/web, storage. proxy/session is its session Gate, so that a session
 // means the same under /auth/ as on proxied paths; the proxy hands /auth/
 // requests to Handler as a plain http.Handler and never imports authflows.
 package authflows

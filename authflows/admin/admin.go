@@ -5,7 +5,7 @@
 // API and does not care which one it has, so a command gives the same
 // result and output through the running server or on the database file.
 //
-// Dependencies: admin → storage, authflows/audit. The store interface it needs
+// Dependencies: admin → storage, authflows/audit, proxy/policy. The store interface it needs
 // (Store) is declared here; password rules come in as a function.
 package admin
 

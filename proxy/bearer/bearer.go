@@ -6,10 +6,9 @@
 // a route accepts tokens, and turns its errors into 401 invalid_token (or
 // 503) itself. Throttle counts the bad credentials of a client for the 429.
 //
-// Dependencies: bearer imports storage (the token record, its hash, its
-// shape), proxy/policy (email and group syntax) and go-jose/v4; nothing in
-// Gatehouse imports it but proxy and cmd/gatehouse. The store interface it
-// needs (TokenStore) is declared here.
+// Dependencies: bearer → storage (the token record, its hash, the email
+// syntax), proxy/policy (group names). Only proxy and cmd/gatehouse import
+// it. The store interface it needs (TokenStore) is declared here.
 //
 // Nothing is read from a store or a provider for a credential of the wrong
 // shape: the header is bounded before it is parsed (MaxCredential), a value
