@@ -23,7 +23,7 @@ func TestOIDCKeySetReadIsCapped(t *testing.T) {
 	const padding = 64 << 20
 	var written atomic.Int64
 	idp := oauthtest.RunOIDC(t, func(m *mockoidc.MockOIDC) {
-		m.FastForward(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Sub(time.Now()))
+		m.FastForward(time.Until(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)))
 		_ = m.AddMiddleware(func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path != mockoidc.JWKSEndpoint {

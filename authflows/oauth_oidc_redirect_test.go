@@ -67,7 +67,7 @@ func TestOIDCProviderCallsFollowNoRedirectOffHTTPS(t *testing.T) {
 				t.Fatalf("%s is accepted as an endpoint; the test needs one that is refused", plain)
 			}
 			idp = oauthtest.RunOIDC(t, func(m *mockoidc.MockOIDC) {
-				m.FastForward(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Sub(time.Now()))
+				m.FastForward(time.Until(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)))
 				_ = m.AddMiddleware(func(next http.Handler) http.Handler {
 					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						switch {

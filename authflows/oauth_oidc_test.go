@@ -36,7 +36,7 @@ func newTestIdP(t *testing.T, clockNow time.Time) *testIdP {
 	oauthtest.RunOIDC(t, func(m *mockoidc.MockOIDC) {
 		idp.MockOIDC, idp.published = m, m.Keypair
 		// mockoidc's clock is the wall clock; Gatehouse's is the test's fake.
-		m.FastForward(clockNow.Sub(time.Now()))
+		m.FastForward(time.Until(clockNow))
 		_ = m.AddMiddleware(idp.middleware)
 	})
 	return idp

@@ -34,6 +34,7 @@ func TestTransportSettings(t *testing.T) {
 	}
 
 	p := newEnv(t).proxy
+	//lint:ignore SA1019 the test checks that the deprecated Director stays unset
 	if p.reverse.Rewrite == nil || p.reverse.Director != nil {
 		t.Error("ReverseProxy must use Rewrite, not Director (PX3)")
 	}

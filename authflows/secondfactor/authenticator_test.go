@@ -129,9 +129,11 @@ func (a *softAuthenticator) create(t *testing.T, raw json.RawMessage) []byte {
 		t.Fatalf("user.id %q: %v", o.PublicKey.User.ID, err)
 	}
 	a.userHandle = userHandle
-	x, y := make([]byte, 32), make([]byte, 32)
-	a.key.PublicKey.X.FillBytes(x)
-	a.key.PublicKey.Y.FillBytes(y)
+	point, err := a.key.PublicKey.Bytes() // 0x04 || X || Y
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := point[1:33], point[33:65]
 	cose, err := webauthncbor.Marshal(webauthncose.EC2PublicKeyData{
 		PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.EllipticKey), Algorithm: int64(webauthncose.AlgES256)},
 		Curve:         1, // P-256

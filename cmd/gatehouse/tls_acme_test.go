@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/letsencrypt/pebble/v2/ca"
 	"github.com/letsencrypt/pebble/v2/db"
@@ -229,3 +230,24 @@ func startDNS(t *testing.T) string {
 	t.Cleanup(func() { srv.Shutdown() })
 	return ln.Addr().String()
 }
+
+// waitForCert polls until addr completes a verified handshake for name and
+// returns the leaf certificate.
+func waitForCert(t *testing.T, addr, name string, roots *x509.CertPool) *x509.Certificate {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, &tls.Config{ServerName: name, RootCAs: roots})
+		if err == nil {
+			defer conn.Close()
+			return conn.ConnectionState().PeerCertificates[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no verified certificate for %s at %s: %v", name, addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// port is the TCP port of ln.
+func port(ln net.Listener) int { return ln.Addr().(*net.TCPAddr).Port }

@@ -295,24 +295,6 @@ func (w *statusWriter) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
-// waitForCert polls until addr completes a verified handshake for name and
-// returns the leaf certificate.
-func waitForCert(t *testing.T, addr, name string, roots *x509.CertPool) *x509.Certificate {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, &tls.Config{ServerName: name, RootCAs: roots})
-		if err == nil {
-			defer conn.Close()
-			return conn.ConnectionState().PeerCertificates[0]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no verified certificate for %s at %s: %v", name, addr, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // assertRedirect checks that a plain GET, whatever its Host, is sent to
 // target with path and query unchanged.
 func assertRedirect(t *testing.T, httpAddr, target string) {
@@ -477,9 +459,6 @@ func listenLocal(t *testing.T) net.Listener {
 	t.Cleanup(func() { ln.Close() })
 	return ln
 }
-
-// port is the TCP port of ln.
-func port(ln net.Listener) int { return ln.Addr().(*net.TCPAddr).Port }
 
 // mustURL parses raw.
 func mustURL(t *testing.T, raw string) *url.URL {

@@ -76,10 +76,3 @@ func (c *jwtCache) purge(is *issuer, kept map[string]bool) {
 		}
 	}
 }
-
-// len reports how many JWTs are kept (tests).
-func (c *jwtCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries)
-}
