@@ -80,14 +80,14 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 		UserID: userID, Email: userEmail, ExpiresAt: time.Now().Add(time.Hour), LastSeen: time.Now(),
 	})
 	gatehouse, err := New(Config{
-		Upstream:    upURL,
-		Auth:        http.NotFoundHandler(),
-		Sessions:    store,
-		LastSeen:    &session.LastSeen{Store: store},
-		PublicPaths: []string{"/static"},
-		Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
-		IdleTTL:     time.Hour,
-		Transport:   transport,
+		Upstream:  upURL,
+		Auth:      http.NotFoundHandler(),
+		Sessions:  store,
+		LastSeen:  &session.LastSeen{Store: store},
+		Routes:    liveRules(b, []string{"/static"}),
+		Denier:    web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
+		IdleTTL:   time.Hour,
+		Transport: transport,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -108,15 +108,15 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 		b.Fatal(err)
 	}
 	withPolicy, err := New(Config{
-		Upstream:    upURL,
-		Auth:        http.NotFoundHandler(),
-		Sessions:    store,
-		LastSeen:    &session.LastSeen{Store: store},
-		Policy:      pol,
-		PublicPaths: []string{"/static"},
-		Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
-		IdleTTL:     time.Hour,
-		Transport:   transport,
+		Upstream:  upURL,
+		Auth:      http.NotFoundHandler(),
+		Sessions:  store,
+		LastSeen:  &session.LastSeen{Store: store},
+		Policy:    pol,
+		Routes:    liveRules(b, []string{"/static"}),
+		Denier:    web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
+		IdleTTL:   time.Hour,
+		Transport: transport,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -141,7 +141,7 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 		Auth:               http.NotFoundHandler(),
 		Sessions:           store,
 		LastSeen:           &session.LastSeen{Store: store},
-		PublicPaths:        []string{"/static"},
+		Routes:             liveRules(b, []string{"/static"}),
 		Denier:             web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
 		IdleTTL:            time.Hour,
 		Transport:          transport,
@@ -163,15 +163,15 @@ func benchmarkBareAndGatehouse(b *testing.B, upURL *url.URL, transport http.Roun
 	defer stop()
 	go access.Run(ctx)
 	withAccessLog, err := New(Config{
-		Upstream:    upURL,
-		Auth:        http.NotFoundHandler(),
-		Sessions:    store,
-		LastSeen:    &session.LastSeen{Store: store},
-		PublicPaths: []string{"/static"},
-		Denier:      web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
-		IdleTTL:     time.Hour,
-		Transport:   transport,
-		AccessLog:   access,
+		Upstream:  upURL,
+		Auth:      http.NotFoundHandler(),
+		Sessions:  store,
+		LastSeen:  &session.LastSeen{Store: store},
+		Routes:    liveRules(b, []string{"/static"}),
+		Denier:    web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
+		IdleTTL:   time.Hour,
+		Transport: transport,
+		AccessLog: access,
 	})
 	if err != nil {
 		b.Fatal(err)

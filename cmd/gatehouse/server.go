@@ -271,7 +271,7 @@ func (s *server) buildProxy(gate *session.Gate, assertions proxy.Assertions, reg
 		BaseURL:            cfg.BaseURL,
 		CookieName:         cfg.CookieName,
 		OwnCookies:         ownCookies(cfg),
-		PublicPaths:        cfg.PublicPaths,
+		Routes:             s.routes, // --public-path first, then the file's rules; reloaded
 		Denier:             s.denier(),
 		TrustedProxies:     cfg.TrustedProxies,
 		IdleTTL:            cfg.SessionIdleTTL,
