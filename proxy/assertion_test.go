@@ -18,7 +18,7 @@ import (
 
 // assertionEnv is env with identity assertions on, the gate dropping the
 // token of a session it finds gone, and the JWKS served over HTTP.
-func assertionEnv(t *testing.T) (*env, *assertion.Issuer, string) {
+func assertionEnv(t *testing.T, configure ...func(*Config)) (*env, *assertion.Issuer, string) {
 	t.Helper()
 	keyStore, err := bolt.Open(filepath.Join(t.TempDir(), "keys.db"), bolt.Options{NoSync: true})
 	if err != nil {
@@ -41,6 +41,9 @@ func assertionEnv(t *testing.T) (*env, *assertion.Issuer, string) {
 		c.Assertions = issuer
 		c.Gate = &session.Gate{Sessions: c.Sessions, CookieName: DefaultCookieName, IdleTTL: c.IdleTTL, LastSeen: c.LastSeen, Clock: c.Clock, Gone: issuer.Drop}
 		jwksURL = jwks.URL
+		for _, f := range configure {
+			f(c)
+		}
 	})
 	return e, issuer, jwksURL
 }

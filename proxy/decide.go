@@ -2,8 +2,9 @@ package proxy
 
 import (
 	"net/http"
-	"strings"
+	"time"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/route"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
@@ -12,29 +13,11 @@ import (
 // one place for the proxy (serve) and for the forward-auth check endpoints
 // (serveCheck); each answers the decision in its own way.
 
-// access is what a route asks of a request: a route rule's "allow".
-type access uint8
-
-const (
-	accessAuthenticated access = iota // a valid session that the access policy lets in
-	accessPublic                      // forwarded with or without a session
-	accessDeny                        // refused to everyone
-)
-
-// route is the rule that applies to a request. The zero route is that of a
-// request no rule names: authenticated, nothing more.
-type route struct {
-	access access
-}
-
-// routes says which route applies to a request: the first rule whose host,
-// method and path all match it. host is lower case, without port or
-// trailing dot; method is upper case; path is the cleaned path the upstream
-// gets, never the query, the fragment or a header. --public-path is
-// publicPaths; a list of route rules, with each --public-path as a public
-// rule placed first, takes its place.
-type routes interface {
-	route(host, method, path string) route
+// RouteRules holds the route table in force: the rules of the
+// configuration file after a public rule for each --public-path
+// (route.Live, which a reload replaces). decide reads it once per request.
+type RouteRules interface {
+	Rules() *route.Table
 }
 
 // target is what a decision is about: the request as the upstream gets it.
@@ -54,8 +37,16 @@ type verdict uint8
 const (
 	verdictForward     verdict = iota // on to the upstream; a check answers 200
 	verdictSignIn                     // a session is needed and there is none
-	verdictDenied                     // refused: 403 with decision.problem
-	verdictUnavailable                // the store failed: fail closed (SS9)
+	verdictDenied                     // refused: decision.problem
+	verdictReauth                     // a session that the route finds too weak or too old
+	verdictUnavailable                // the store (or a key set) failed: fail closed (SS9)
+)
+
+// Reasons of verdictReauth, as the sign-in address's reauth parameter
+// names them.
+const (
+	reauthSecondFactor = "second-factor"
+	reauthMaxAge       = "max-age"
 )
 
 // decision is what decide found.
@@ -63,74 +54,160 @@ type decision struct {
 	verdict verdict
 	// public: the route needs no session.
 	public bool
-	// session is the valid session the request carries, if any; signedIn
-	// says whether it counts: its identity goes to the upstream. It does
-	// not for a user the access policy refuses on a public route.
+	// tokens: the route accepts bearer credentials; the upstream gets no
+	// Authorization header.
+	tokens bool
+	// session is the valid session the request carries, if any, or the
+	// stand-in of a bearer identity (bearer.go); signedIn says whether it
+	// counts: its identity goes to the upstream. It does not for a user
+	// the access policy refuses on a public route.
 	session  storage.Session
 	signedIn bool
+	bearer   bool        // judged by a bearer credential
+	reauth   string      // verdictReauth: reauthSecondFactor or reauthMaxAge
 	problem  web.Problem // verdictDenied: the answer
-	err      error       // verdictUnavailable: the store's error
+	err      error       // verdictUnavailable: the cause
 }
 
-var routeDenied = web.NewProblem(http.StatusForbidden, "route_denied", "This address is not available")
+var (
+	routeDenied = web.NewProblem(http.StatusForbidden, "route_denied", "This address is not available")
+	// reauthRequired answers a session a route finds too weak (no second
+	// factor) or too old (max-age) when no redirect is made.
+	reauthRequired = web.NewProblem(http.StatusUnauthorized, "reauthentication_required", "Sign in again to open this page")
+)
 
-// decide judges t for the request r, whose cookies are the credentials: the
-// route of t, then the session (one store read, SS3), then the access
-// policy, from memory and the session record (AP2). The same request gets
-// the same decision whatever --mode says (RM1); only the answer differs.
+// decide judges t for the request r, whose cookies (or, on a route with
+// tokens: true, bearer credential) are the credentials: the route of t,
+// then the session (one store read, SS3), then the access policy, from
+// memory and the session record (AP2), then the route's groups, second
+// factor and max-age. The same request gets the same decision whatever
+// --mode says (RM1); only the answer differs.
 func (p *Proxy) decide(r *http.Request, t target) decision {
-	rt := routeOf(p.routes, t)
-	if rt.access == accessDeny {
+	rule := p.ruleOf(t)
+	switch rule.Allow {
+	case route.Deny:
 		return decision{verdict: verdictDenied, problem: routeDenied}
+	case route.Public:
+		return p.decidePublic(r)
 	}
-	public := rt.access == accessPublic
+	if rule.Tokens && p.bearer != nil {
+		if d, judged := p.decideBearer(r, rule); judged {
+			return d
+		}
+	}
+	s, signedIn, err := p.gate.Check(r)
+	switch {
+	case err != nil:
+		return decision{verdict: verdictUnavailable, err: err}
+	case !signedIn:
+		return decision{verdict: verdictSignIn}
+	case p.policy != nil && !p.policy.Passes(s.Email, false, s.Groups),
+		!rule.GroupsPass(s.Groups):
+		return decision{verdict: verdictDenied, problem: web.AccessDenied, session: s}
+	case rule.SecondFactor && !s.MultiFactor():
+		return decision{verdict: verdictReauth, reauth: reauthSecondFactor, session: s}
+	case rule.MaxAge > 0 && p.now().Sub(s.CreatedAt) > rule.MaxAge:
+		return decision{verdict: verdictReauth, reauth: reauthMaxAge, session: s}
+	}
+	return decision{verdict: verdictForward, tokens: rule.Tokens, session: s, signedIn: true}
+}
+
+// decidePublic is the decision of a public route: forwarded, with the
+// identity of a valid session that the access policy lets in.
+func (p *Proxy) decidePublic(r *http.Request) decision {
 	s, signedIn, err := p.gate.Check(r)
 	if err != nil {
 		return decision{verdict: verdictUnavailable, err: err}
 	}
 	if signedIn && p.policy != nil && !p.policy.Passes(s.Email, false, s.Groups) {
-		if !public {
-			return decision{verdict: verdictDenied, problem: web.AccessDenied, session: s}
-		}
 		signedIn = false // served as to nobody
 	}
-	if !signedIn && !public {
-		return decision{verdict: verdictSignIn}
-	}
-	return decision{verdict: verdictForward, public: public, session: s, signedIn: signedIn}
+	return decision{verdict: verdictForward, public: true, session: s, signedIn: signedIn}
 }
 
-// routeOf is the route of t. A public route whose path some upstream could
-// read as another path, one step up or more (ambiguous), is not public: such
-// a request needs a session like any other (PX5).
-func routeOf(rs routes, t target) route {
-	rt := rs.route(routeHost(t.host), strings.ToUpper(t.method), t.path)
-	if rt.access == accessPublic && (t.rawAmbiguous || ambiguous(t.path)) {
-		rt.access = accessAuthenticated
+// ruleOf is the route rule of t, from the table in force. A path some
+// upstream could read as another path (ambiguous, or rawAmbiguous on the
+// check endpoints) gets no rule of its own: MatchAmbiguous denies it where
+// a rule of its host and method restricts, and otherwise gives it the
+// default rule, never a public one (PX5).
+func (p *Proxy) ruleOf(t target) route.Rule {
+	var table *route.Table
+	if p.routes != nil {
+		table = p.routes.Rules()
 	}
-	return rt
+	if t.rawAmbiguous || ambiguous(t.path) {
+		return table.MatchAmbiguous(t.host, t.method)
+	}
+	return table.Match(t.host, t.method, t.path)
 }
 
-// routeHost is host as routes compare it: without port and trailing dot,
-// lower case. It allocates only for a host with an upper-case letter.
-func routeHost(host string) string {
-	if strings.HasPrefix(host, "[") {
-		if end := strings.IndexByte(host, ']'); end > 0 {
-			host = host[1:end]
-		}
-	} else if i := strings.LastIndexByte(host, ':'); i >= 0 && strings.IndexByte(host[:i], ':') < 0 {
-		host = host[:i]
+// now is the proxy's clock.
+func (p *Proxy) now() time.Time {
+	if p.clock != nil {
+		return p.clock()
 	}
-	return strings.ToLower(strings.TrimSuffix(host, "."))
+	return time.Now()
 }
 
-// refuse answers a denied request: for a user the access policy refuses,
-// the page with a sign-out button (so that they can sign in as someone
-// else), else the problem.
-func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, problem web.Problem) {
-	if problem.Code == web.AccessDenied.Code {
+// refuse answers a denied request: for a user of a session the access
+// policy or a route's groups refuse, the page with a sign-out button (so
+// that they can sign in as someone else); for an invalid bearer
+// credential, the problem with WWW-Authenticate; else the problem.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, d decision) {
+	switch {
+	case d.problem.Code == web.AccessDenied.Code && !d.bearer:
 		p.denier.AccessDenied(w, r)
 		return
+	case d.problem.Code == invalidToken.Code:
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+	case d.problem.Code == rateLimited.Code:
+		w.Header().Set("Retry-After", "60")
 	}
+	web.WriteProblem(w, r, d.problem)
+}
+
+// reauthURL is the sign-in address that asks for a new sign-in (or the
+// second-factor step) and returns to rd: LoginURL with reauth.
+func (p *Proxy) reauthURL(rd, reason string) string {
+	return web.Denier{BaseURL: p.baseURL}.LoginURL(rd) + "&reauth=" + reason
+}
+
+// reauthenticate answers verdictReauth on the proxy: in redirect mode a
+// navigation goes to sign in again; anything else gets 401
+// reauthentication_required naming that address in X-Gatehouse-Login.
+func (p *Proxy) reauthenticate(w http.ResponseWriter, r *http.Request, reason string) outcome {
+	if p.baseURL == nil { // --mode=401 without a base URL: nowhere to send
+		w.Header().Set("WWW-Authenticate", `Cookie realm="gatehouse", form="/auth/login"`)
+		web.WriteProblem(w, r, reauthRequired)
+		p.metrics.unauthenticated.Inc()
+		return outcomeUnauthenticated
+	}
+	login := p.reauthURL(r.URL.RequestURI(), reason)
+	if p.denier.Mode == web.ModeRedirect && (r.Method == http.MethodGet || r.Method == http.MethodHead) && web.IsNavigation(r) {
+		web.NoStore(w.Header())
+		http.Redirect(w, r, login, http.StatusFound)
+		p.metrics.redirected.Inc()
+		return outcomeRedirected
+	}
+	writeReauth(w, r, login)
+	p.metrics.unauthenticated.Inc()
+	return outcomeUnauthenticated
+}
+
+// writeReauth answers 401 reauthentication_required with the address that
+// signs in again.
+func writeReauth(w http.ResponseWriter, r *http.Request, login string) {
+	w.Header().Set(web.LoginHeader, login)
+	w.Header().Set("WWW-Authenticate", `Cookie realm="gatehouse", form="/auth/login"`)
+	problem := reauthRequired
+	problem.ActionURL = login
 	web.WriteProblem(w, r, problem)
+}
+
+// unavailableMessage is the log line of verdictUnavailable.
+func unavailableMessage(d decision) string {
+	if d.bearer {
+		return "bearer credential cannot be checked now"
+	}
+	return "session store unavailable"
 }

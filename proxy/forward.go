@@ -24,6 +24,9 @@ import (
 type identity struct {
 	userID, email, groups string
 	assertion             string // the signed identity assertion, when enabled
+	// dropAuthorization: the route takes bearer credentials, which stop
+	// here; the upstream gets no Authorization header.
+	dropAuthorization bool
 }
 
 type identityKey struct{}
@@ -38,7 +41,7 @@ func identityOf(ctx context.Context) *identity {
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d decision) outcome {
 	if d.signedIn {
 		s := d.session
-		id := &identity{userID: s.UserID, email: s.Email, groups: s.Groups}
+		id := &identity{userID: s.UserID, email: s.Email, groups: s.Groups, dropAuthorization: d.tokens}
 		if p.assertions != nil {
 			token, err := p.assertions.Token(s)
 			if err != nil { // no signing key: fail closed, as without a store

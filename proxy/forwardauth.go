@@ -86,12 +86,18 @@ func (p *Proxy) serveCheck(w http.ResponseWriter, r *http.Request) {
 	d := p.decide(r, target{method: orig.method, host: orig.host, path: orig.path, rawAmbiguous: orig.ambiguous})
 	switch d.verdict {
 	case verdictUnavailable:
-		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",
+		p.logger.LogAttrs(r.Context(), slog.LevelError, unavailableMessage(d),
 			slog.String("endpoint", r.URL.Path), slog.String("error", d.err.Error()))
 		web.WriteProblem(w, r, storeUnavailable)
 	case verdictDenied:
 		p.metrics.refused.Inc()
-		p.refuse(w, r, d.problem)
+		p.refuse(w, r, d)
+	case verdictReauth:
+		login := p.reauthURL(orig.url(), d.reauth)
+		if r.URL.Path == AuthRequestPath {
+			w.Header().Set("Location", login) // nginx turns the 401 into a redirect with it
+		}
+		writeReauth(w, r, login)
 	case verdictSignIn:
 		login := web.Denier{BaseURL: p.baseURL}.LoginURL(orig.url())
 		browser := (orig.method == http.MethodGet || orig.method == http.MethodHead) && web.WantsHTML(r)

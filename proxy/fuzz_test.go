@@ -19,10 +19,7 @@ func FuzzCleanPath(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	public, err := parsePublicPaths([]string{"/static", "/public/"})
-	if err != nil {
-		f.Fatal(err)
-	}
+	public := liveRules(f, []string{"/static", "/public/"})
 	f.Fuzz(func(t *testing.T, p string) {
 		c := cleanPath(p)
 		if !strings.HasPrefix(c, "/") {

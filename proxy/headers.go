@@ -165,6 +165,9 @@ func (p *Proxy) setUpstreamHeaders(out http.Header, in *http.Request, id *identi
 		out[name] = values[i : i+1 : i+1]
 	}
 	if id != nil {
+		if id.dropAuthorization {
+			delete(out, "Authorization")
+		}
 		set(0, "X-Forwarded-User", id.userID)
 		set(1, "X-Forwarded-Email", id.email)
 		if id.groups != "" {

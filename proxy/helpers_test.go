@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/route"
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
@@ -148,6 +149,12 @@ func (rec *recorder) count() int {
 	return len(rec.seen)
 }
 
+func (rec *recorder) all() []seenRequest {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]seenRequest(nil), rec.seen...)
+}
+
 func (rec *recorder) last(t *testing.T) seenRequest {
 	t.Helper()
 	rec.mu.Lock()
@@ -202,7 +209,7 @@ func newEnv(t *testing.T, configure ...func(*Config)) *env {
 		Auth:            e.auth,
 		Sessions:        e.store,
 		LastSeen:        e.lastSeen,
-		PublicPaths:     []string{"/static", "/public/"},
+		Routes:          liveRules(t, []string{"/static", "/public/"}),
 		Denier:          web.Denier{Mode: web.ModeRedirect, BaseURL: baseURL},
 		IdleTTL:         time.Hour,
 		UpstreamTimeout: 5 * time.Second,
@@ -313,4 +320,17 @@ func (e *env) lookupCount(t *testing.T) uint64 {
 		}
 	}
 	return 0
+}
+
+// liveRules is the route table of publicPaths (as --public-path) and rules,
+// in force in a route.Live as the server holds it.
+func liveRules(t testing.TB, publicPaths []string, rules ...route.Rule) *route.Live {
+	t.Helper()
+	table, err := route.NewTable(publicPaths, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := &route.Live{}
+	live.Store(table)
+	return live
 }

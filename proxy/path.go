@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"fmt"
 	"net/http"
 	"path"
 	"strings"
@@ -66,58 +65,6 @@ func isAuthPath(p string) bool {
 	return p == "/auth" || strings.HasPrefix(p, "/auth/")
 }
 
-// publicPaths are the cleaned --public-path prefixes, without trailing slash.
-type publicPaths []string
-
-func parsePublicPaths(list []string) (publicPaths, error) {
-	var out publicPaths
-	for _, raw := range list {
-		p := strings.TrimSpace(raw)
-		if p == "" {
-			continue
-		}
-		if p[0] != '/' || strings.ContainsAny(p, "?#\\;") {
-			return nil, fmt.Errorf("proxy: public path %q must be a plain absolute path", raw)
-		}
-		if CleansWider(p) {
-			return nil, fmt.Errorf("proxy: public path %q is not clean: it reads as %q", raw, path.Clean(p))
-		}
-		p = path.Clean(p)
-		if isAuthPath(p) {
-			return nil, fmt.Errorf("proxy: public path %q is under /auth/, which Gatehouse serves itself", raw)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// CleansWider reports whether the public path p (absolute) is not already
-// clean, a trailing slash aside: "/static/..", "/.", "//" and "/a/../b"
-// clean to another, wider path ("/static/.." to "/", everything), which an
-// operator who typed it did not mean to make public.
-func CleansWider(p string) bool {
-	trimmed := p
-	if len(trimmed) > 1 {
-		trimmed = strings.TrimSuffix(trimmed, "/")
-	}
-	return path.Clean(p) != trimmed || strings.Contains(p, "//")
-}
-
-// route makes a request public when its cleaned path is equal to a prefix
-// or below it at a segment boundary ("/static" matches "/static/x", not
-// "/staticky"), whatever its host and method. Only the path counts, never
-// the query. decide keeps a path that could be read two ways from being
-// public (routeOf).
-func (pp publicPaths) route(_, _, p string) route {
-	for _, prefix := range pp {
-		if prefix == "/" || p == prefix ||
-			(len(p) > len(prefix) && p[len(prefix)] == '/' && strings.HasPrefix(p, prefix)) {
-			return route{access: accessPublic}
-		}
-	}
-	return route{}
-}
-
 // ambiguous reports whether an upstream could read the decoded, cleaned
 // path p as another path than Gatehouse does, one step up or more:
 //   - a backslash (IIS and some frameworks read it as "/");
@@ -136,8 +83,9 @@ func (pp publicPaths) route(_, _, p string) route {
 //   - a segment of dots and spaces other than "." and ".." (Spring and
 //     Windows trim spaces, Windows reads "..." as "..").
 //
-// It runs only for paths under a public route and allocates only for a path
-// with a character that NFKC changes.
+// It runs for every request's path (the proxy's, and the check endpoints'
+// before and after cleaning) and allocates only for a path with a
+// character that NFKC changes.
 func ambiguous(p string) bool {
 	semicolon, nonASCII := false, false
 	for i := 0; i < len(p); i++ {

@@ -32,10 +32,7 @@ var ambiguousPublicPaths = []string{
 }
 
 func TestAmbiguousPublicPathsNeedASession(t *testing.T) {
-	pp, err := parsePublicPaths([]string{"/static"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pp := liveRules(t, []string{"/static"})
 	for _, target := range ambiguousPublicPaths {
 		r, err := http.NewRequest(http.MethodGet, "http://app.example.com"+target, nil)
 		if err != nil {
@@ -136,10 +133,7 @@ var readTwoWays = []struct {
 }
 
 func TestPathsReadTwoWaysAreNotPublic(t *testing.T) {
-	public, err := parsePublicPaths([]string{"/static"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	public := liveRules(t, []string{"/static"})
 	for _, tc := range readTwoWays {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, target := range tc.targets {

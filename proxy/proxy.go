@@ -8,7 +8,9 @@
 // give a fronting proxy the same decision. It also owns the upstream
 // transport, the access log, the metrics and the server timeouts.
 //
-// Dependencies: proxy → proxy/session, proxy/web, storage. Only
+// Dependencies: proxy → proxy/session, proxy/route (the route rules),
+// proxy/bearer (its Identity and errors; the Verifier arrives as
+// BearerVerifier), proxy/web, storage. Only
 // cmd/gatehouse imports proxy. It never imports authflows: the /auth/
 // handler arrives as an http.Handler, the session store as
 // session.SessionSource, and the access policy (proxy/policy) as
@@ -77,8 +79,15 @@ type Config struct {
 	// OwnCookies are Gatehouse's other cookies that browsers send on every
 	// path (the __Host- OAuth transaction cookie): stripped before
 	// forwarding, as the session cookie is (SS8).
-	OwnCookies     []string
-	PublicPaths    []string // served without a session, matched at a segment boundary
+	OwnCookies []string
+	// Routes is the route table in force (route.Live): what each path
+	// needs, --public-path first. nil: every path needs a session.
+	Routes RouteRules
+	// Bearer, when set, judges Authorization: Bearer credentials on routes
+	// with tokens: true (bearer.Verifier); nil: they are ignored
+	// everywhere. Throttle, when set, counts the invalid ones per client.
+	Bearer         BearerVerifier
+	Throttle       BearerThrottle
 	Denier         web.Denier
 	TrustedProxies web.TrustedProxies
 	IdleTTL        time.Duration // 0: no idle limit
@@ -118,7 +127,10 @@ type Proxy struct {
 	// signed in before the prefix, v1 or an http deployment, still send a
 	// live session id under), then Config.OwnCookies.
 	ownCookies []string
-	routes     routes // --public-path for now: see decide.go
+	routes     RouteRules
+	bearer     BearerVerifier
+	throttle   BearerThrottle
+	clock      func() time.Time
 	denier     web.Denier
 	trusted    web.TrustedProxies
 	assertions Assertions
@@ -150,10 +162,6 @@ func New(cfg Config) (*Proxy, error) {
 	default:
 		return nil, fmt.Errorf("proxy: unknown mode %q", cfg.Denier.Mode)
 	}
-	public, err := parsePublicPaths(cfg.PublicPaths)
-	if err != nil {
-		return nil, err
-	}
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
 		return nil, err
@@ -173,7 +181,10 @@ func New(cfg Config) (*Proxy, error) {
 		gate:       cfg.Gate,
 		policy:     cfg.Policy,
 		cookieName: cmp.Or(cfg.CookieName, DefaultCookieName),
-		routes:     public,
+		routes:     cfg.Routes,
+		bearer:     cfg.Bearer,
+		throttle:   cfg.Throttle,
+		clock:      cfg.Clock,
 		denier:     cfg.Denier,
 		trusted:    cfg.TrustedProxies,
 		assertions: cfg.Assertions,
@@ -259,17 +270,19 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) served {
 	switch d.verdict {
 	case verdictUnavailable:
 		p.metrics.failed.Inc()
-		p.logger.LogAttrs(r.Context(), slog.LevelError, "session store unavailable",
+		p.logger.LogAttrs(r.Context(), slog.LevelError, unavailableMessage(d),
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("request_id", requestID(r)), slog.String("error", d.err.Error()))
 		web.WriteProblem(w, r, storeUnavailable)
 		return served{outcome: outcomeError, path: r.URL.Path}
 	case verdictDenied:
 		p.metrics.refused.Inc()
-		p.refuse(w, r, d.problem)
+		p.refuse(w, r, d)
 		return served{outcome: outcomeRefused, path: r.URL.Path, userID: d.session.UserID}
 	case verdictSignIn: // the --mode answer, nothing forwarded
 		return served{outcome: p.deny(w, r), path: r.URL.Path}
+	case verdictReauth: // sign in again, or give the second factor
+		return served{outcome: p.reauthenticate(w, r, d.reauth), path: r.URL.Path, userID: d.session.UserID}
 	}
 
 	// 5. Forward, with the identity of the session when it counts.

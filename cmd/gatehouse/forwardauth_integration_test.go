@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,13 +63,13 @@ func exampleConfig(t *testing.T, name, front, gate, app string) string {
 // startFrontedGatehouse starts the app and Gatehouse with the flags the
 // example configs name, its base URL being the front proxy's address with
 // scheme (http, or https for the __Host- cookie name).
-func startFrontedGatehouse(t *testing.T, front, scheme string) (*gatehouse, string, *int64) {
+func startFrontedGatehouse(t *testing.T, front, scheme string, extra ...string) (*gatehouse, string, *int64) {
 	t.Helper()
 	up, hits := echoUpstream(t)
 	db := filepath.Join(t.TempDir(), "gatehouse.db")
 	addUser(t, db, "alice@example.com", testPassword)
-	g := startGatehouse(t, db, "--upstream", up.URL, "--base-url", scheme+"://"+front,
-		"--forward-auth-trusted", "127.0.0.1/32", "--trusted-proxies", "127.0.0.1/32", "--public-path", "/static")
+	g := startGatehouse(t, db, append([]string{"--upstream", up.URL, "--base-url", scheme + "://" + front,
+		"--forward-auth-trusted", "127.0.0.1/32", "--trusted-proxies", "127.0.0.1/32", "--public-path", "/static"}, extra...)...)
 	return g, up.URL, hits
 }
 
@@ -170,6 +171,57 @@ func TestCaddyForwardAuth(t *testing.T) {
 	g, app, hits := startFrontedGatehouse(t, front, "http")
 	startFront(t, "caddy", front, g, app)
 	checkFronted(t, "http://"+front, g, hits, "X-Forwarded-Uri")
+}
+
+// Route rules behind the real nginx and Caddy: a public /assets/, a denied
+// /private/, and attack strings of the peers' advisories sent verbatim to
+// the front; none reaches the app without a session.
+func TestNginxForwardAuthRouteRules(t *testing.T) { checkFrontedRules(t, "nginx") }
+func TestCaddyForwardAuthRouteRules(t *testing.T) { checkFrontedRules(t, "caddy") }
+
+func checkFrontedRules(t *testing.T, kind string) {
+	config := filepath.Join(t.TempDir(), "gatehouse.yaml")
+	if err := os.WriteFile(config, []byte("routes:\n  - path: /assets/\n    allow: public\n  - path: /private/\n    allow: deny\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	front := freeAddr(t)
+	g, app, hits := startFrontedGatehouse(t, front, "http", "--config", config)
+	startFront(t, kind, front, g, app)
+	send := func(target string) int {
+		t.Helper()
+		conn, err := net.Dial("tcp", front)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: application/json\r\nConnection: close\r\n\r\n", target, front)
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := send("/assets/app.css"); code != http.StatusOK {
+		t.Fatalf("public /assets/: %d", code)
+	}
+	if code := send("/private/x"); code != http.StatusForbidden {
+		t.Errorf("denied /private/x: %d, want 403", code)
+	}
+	before := *hits
+	for _, target := range []string{
+		"/private?x=/assets/", "/assets/..%2fprivate/x", "/assets/%2e%2e/private/x", "/assets/..;/private/x",
+		"/assets/..%5cprivate/x", "//private/x", "/PRIVATE/x", "/private;x/y", "/assets/%252e%252e/private/",
+		"/assets/x%00/../../private/", "/assets/../app",
+	} {
+		if code := send(target); code == http.StatusOK {
+			t.Errorf("%s through %s without a session: 200", target, kind)
+		}
+	}
+	if *hits != before {
+		t.Errorf("the app was reached %d times by attack strings", *hits-before)
+	}
 }
 
 // checkFronted runs the same story through a fronting proxy: a signed-out

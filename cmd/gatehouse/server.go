@@ -24,6 +24,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/authflows/provider"
 	"github.com/gatehouse-auth/gatehouse/proxy"
 	"github.com/gatehouse-auth/gatehouse/proxy/assertion"
+	"github.com/gatehouse-auth/gatehouse/proxy/bearer"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/route"
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
@@ -46,6 +47,10 @@ type server struct {
 	// the reloader of the configuration file replaces (nil without one).
 	routes   *route.Live
 	reloader *reloader
+	// verifier judges bearer credentials on routes with tokens: true; nil
+	// when no rule can ask for them (no such rule, no configuration file
+	// to add one, no --bearer-jwt-issuer).
+	verifier *bearer.Verifier
 	keys     *assertion.Keys   // nil with --identity-assertion=false
 	issuer   *assertion.Issuer // nil with --identity-assertion=false
 	mailer   mailer
@@ -95,6 +100,9 @@ func (s *server) build(ctx context.Context) error {
 	}
 	assertions, err := s.buildAssertions(ctx, gate)
 	if err != nil {
+		return err
+	}
+	if err := s.buildBearer(); err != nil {
 		return err
 	}
 	if err := s.buildProxy(gate, assertions, reg); err != nil {
@@ -252,6 +260,33 @@ func (s *server) buildAssertions(ctx context.Context, gate *session.Gate) (proxy
 	return s.issuer, nil
 }
 
+// buildBearer makes the verifier of bearer credentials when a route may
+// accept them: a rule with tokens: true, a configuration file whose reload
+// may add one, or --bearer-jwt-issuer. It looks API tokens up through the
+// store the proxy reads sessions from (on PostgreSQL, the replica's cache,
+// which a revocation on any replica clears within a second).
+func (s *server) buildBearer() error {
+	needed := s.reloader != nil || len(s.cfg.Bearer.JWTIssuers) > 0
+	for _, r := range s.routes.Rules().Rules() {
+		needed = needed || r.Tokens
+	}
+	if !needed {
+		return nil
+	}
+	v, err := bearer.New(bearer.Config{
+		Tokens:      s.store,
+		Issuers:     s.cfg.Bearer.JWTIssuers,
+		Audience:    s.cfg.Bearer.JWTAudience,
+		GroupsClaim: s.cfg.Bearer.GroupsClaim,
+		Logger:      s.log,
+	})
+	if err != nil {
+		return fmt.Errorf("bearer credentials: %w", err)
+	}
+	s.verifier = v
+	return nil
+}
+
 // buildProxy makes the request path: the proxy with the auth flows behind
 // it and the forward-auth check endpoints.
 func (s *server) buildProxy(gate *session.Gate, assertions proxy.Assertions, reg prometheus.Registerer) error {
@@ -273,7 +308,9 @@ func (s *server) buildProxy(gate *session.Gate, assertions proxy.Assertions, reg
 		BaseURL:            cfg.BaseURL,
 		CookieName:         cfg.CookieName,
 		OwnCookies:         ownCookies(cfg),
-		PublicPaths:        cfg.PublicPaths,
+		Routes:             s.routes, // --public-path first, then the file's rules; reloaded
+		Bearer:             bearerVerifier(s.verifier),
+		Throttle:           s.bearerThrottle(),
 		Denier:             s.denier(),
 		TrustedProxies:     cfg.TrustedProxies,
 		IdleTTL:            cfg.SessionIdleTTL,
@@ -288,6 +325,30 @@ func (s *server) buildProxy(gate *session.Gate, assertions proxy.Assertions, reg
 	}
 	s.handler = p
 	return nil
+}
+
+// bearerVerifier is v as the proxy takes it: no verifier, no interface
+// value holding a nil pointer.
+func bearerVerifier(v *bearer.Verifier) proxy.BearerVerifier {
+	if v == nil {
+		return nil
+	}
+	return v
+}
+
+// bearerThrottle counts the bad bearer credentials of each client, across
+// replicas on PostgreSQL; nil without a verifier.
+func (s *server) bearerThrottle() proxy.BearerThrottle {
+	if s.verifier == nil {
+		return nil
+	}
+	t := &bearer.Throttle{OnError: func(err error) {
+		s.log.Warn("bearer throttle: shared count unavailable, counting on this replica", "err", err)
+	}}
+	if shared, ok := s.store.(*listenedStore); ok {
+		t.Shared = shared.pg
+	}
+	return t
 }
 
 // reload reads the configuration file again and applies it, as SIGHUP
@@ -458,6 +519,11 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	}
 	if s.keys != nil {
 		loopFuncs = append(loopFuncs, s.keys.Run) // rotation on schedule
+	}
+	if s.verifier != nil {
+		// Last use of API tokens, written in batches (a final write at the
+		// stop), and the JWT issuers' key sets kept fresh.
+		loopFuncs = append(loopFuncs, s.verifier.Run)
 	}
 	if s.accessLog != nil {
 		loopFuncs = append(loopFuncs, s.accessLog.Run)

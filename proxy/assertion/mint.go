@@ -167,8 +167,9 @@ func (a *Issuer) mint(s storage.Session, now time.Time) (cachedToken, error) {
 		Issuer: a.issuer, Audience: a.audience,
 		Subject: s.UserID, Email: s.Email,
 		// Every account's address was entered by an administrator or
-		// verified by the provider before the account was made.
-		EmailVerified: true,
+		// verified by the provider before the account was made; a
+		// service token, and a JWT without a verified email, have none.
+		EmailVerified: s.Email != "",
 		Groups:        splitGroups(s.Groups),
 		AMR:           s.AMR(),
 		SessionID:     sessionClaim(s.IDHash),
