@@ -70,7 +70,7 @@ type gatehouseCommand struct {
 }
 
 // subcommands take a verb: `gatehouse users add`, `gatehouse keys rotate`.
-var subcommands = map[string]bool{"users": true, "sessions": true, "keys": true, "mail": true}
+var subcommands = map[string]bool{"users": true, "sessions": true, "tokens": true, "keys": true, "mail": true, "config": true}
 
 // shellBreak ends a command on a line: a pipe, a list or a redirection.
 var shellBreak = regexp.MustCompile(`^(\||\|\||&&|;|&|>|>>|2>&1|<)$`)
@@ -82,8 +82,8 @@ var shellBreak = regexp.MustCompile(`^(\||\|\||&&|;|&|>|>>|2>&1|<)$`)
 // purpose and are left out.
 func gatehouseCommands(line string) []gatehouseCommand {
 	fields := strings.Fields(line)
-	if len(fields) == 0 || fields[0] == "$" {
-		return nil
+	if len(fields) == 0 || fields[0] == "$" || fields[0] == "helm" {
+		return nil // a transcript, or Helm's release and chart named gatehouse
 	}
 	clean := func(tok string) string { return strings.Trim(tok, `()[]"'`) }
 	var cmds []gatehouseCommand
@@ -133,6 +133,8 @@ func TestGatehouseCommandsParse(t *testing.T) {
 		{"  --oidc-issuer-url https://x --oidc-client-id=y", "", "oidc-issuer-url oidc-client-id"},
 		{"$ gatehouse --upstrem http://127.0.0.1:3000", "", ""},
 		{"install -m 0644 gatehouse.service /etc/systemd/system/", "", ""},
+		{"helm install gatehouse deploy/helm/gatehouse --set upstream=http://a", "", ""},
+		{"gatehouse tokens create --name n --service s", "tokens create", "name service"},
 	} {
 		var words, flags []string
 		for _, c := range gatehouseCommands(tc.line) {
