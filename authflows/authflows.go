@@ -48,9 +48,6 @@ type Store interface {
 	noticeStore
 }
 
-// MaxBodyBytes caps every request body under /auth/ (PX6).
-const MaxBodyBytes = web.MaxAuthBody
-
 // Config holds the settings and the dependencies of the flows.
 type Config struct {
 	BaseURL           *url.URL // the only source of absolute URLs
@@ -61,7 +58,6 @@ type Config struct {
 	ResetTokenTTL     time.Duration
 	InviteTTL         time.Duration // lifetime of an invitation link (default 72h)
 	PasswordMinLength int
-	HSTS              bool // send Strict-Transport-Security (Gatehouse terminates TLS)
 	// CookieDomain is the session cookie's Domain attribute; empty: host-only.
 	CookieDomain string
 	// AllowedRedirectHosts may be named by an absolute rd after sign-in,
@@ -249,7 +245,7 @@ func (h *Handler) routes() {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.handler.ServeHTTP(w, r) }
 
 // middleware applies what holds for every /auth/ answer: never cached, body
-// capped, cross-origin form posts refused, HSTS when Gatehouse serves HTTPS.
+// capped, cross-origin form posts refused (HSTS is the HTTPS listener's, in cmd/gatehouse).
 func (h *Handler) middleware(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -273,14 +269,11 @@ func (h *Handler) middleware(next http.Handler) http.Handler {
 		} else {
 			hdr.Set("Referrer-Policy", "same-origin")
 		}
-		if h.cfg.HSTS {
-			hdr.Set("Strict-Transport-Security", "max-age=31536000")
-		}
-		if r.ContentLength > MaxBodyBytes {
-			web.WriteProblem(w, r, errBodyTooLarge)
+		if r.ContentLength > web.MaxAuthBody {
+			web.WriteProblem(w, r, web.BodyTooLarge)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, web.MaxAuthBody)
 		protected.ServeHTTP(w, r)
 	})
 }

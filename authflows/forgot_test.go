@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -194,7 +195,7 @@ func TestForgotRefusesMalformedInput(t *testing.T) {
 	if resp := e.Do(r); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("repeated form field: status %d", resp.StatusCode)
 	}
-	huge := `{"email":"alice@example.com","pad":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
+	huge := `{"email":"alice@example.com","pad":"` + strings.Repeat("x", web.MaxAuthBody) + `"}`
 	if code := e.ProblemCode(t, e.PostJSON("/auth/forgot", huge), http.StatusRequestEntityTooLarge); code != "body_too_large" {
 		t.Errorf("oversized body: code %q", code)
 	}

@@ -13,7 +13,6 @@ import (
 
 // Problems shared by several flows; each flow file declares its own others.
 var (
-	errBodyTooLarge     = web.NewProblem(http.StatusRequestEntityTooLarge, "body_too_large", "Request body too large")
 	errInvalidRequest   = web.NewProblem(http.StatusBadRequest, "invalid_request", "Malformed request")
 	errRateLimited      = web.NewProblem(http.StatusTooManyRequests, "rate_limited", "Too many attempts, try again later")
 	errBusy             = web.NewProblem(http.StatusServiceUnavailable, "busy", "Too many sign-ins at once, try again shortly")
@@ -39,7 +38,7 @@ func readInput(r *http.Request, fields ...string) (map[string]string, error) {
 		// large, bad escapes) for a urlencoded body: call each on its own.
 		var err error
 		if ct == "multipart/form-data" {
-			err = r.ParseMultipartForm(MaxBodyBytes)
+			err = r.ParseMultipartForm(web.MaxAuthBody)
 		} else {
 			err = r.ParseForm()
 		}
@@ -101,7 +100,7 @@ func readInput(r *http.Request, fields ...string) (map[string]string, error) {
 func bodyError(err error) error {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return inputError{errBodyTooLarge}
+		return inputError{web.BodyTooLarge}
 	}
 	return inputError{errInvalidRequest}
 }

@@ -108,14 +108,14 @@ func TestReadInputBodyLimit(t *testing.T) {
 		t.Run(ct, func(t *testing.T) {
 			var body string
 			if ct == "application/json" {
-				body = `{"email":"` + strings.Repeat("a", MaxBodyBytes) + `"}`
+				body = `{"email":"` + strings.Repeat("a", web.MaxAuthBody) + `"}`
 			} else {
-				body = "email=" + strings.Repeat("a", MaxBodyBytes)
+				body = "email=" + strings.Repeat("a", web.MaxAuthBody)
 			}
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
 			r.Header.Set("Content-Type", ct)
-			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+			r.Body = http.MaxBytesReader(w, r.Body, web.MaxAuthBody)
 			_, err := readInput(r, "email")
 			if p := problemFor(err); p.Status != http.StatusRequestEntityTooLarge {
 				t.Errorf("readInput = %v (status %d), want 413", err, p.Status)
@@ -128,7 +128,7 @@ func TestReadInputBodyLimit(t *testing.T) {
 // Content-Length or sent chunked, before any hashing.
 func TestBodyTooLarge(t *testing.T) {
 	env := newTestEnv(t)
-	padding := strings.Repeat("x", MaxBodyBytes)
+	padding := strings.Repeat("x", web.MaxAuthBody)
 	body := `{"email":"a@example.com","password":"` + padding + `"}`
 	form := "email=a%40example.com&password=" + padding
 	for _, tt := range []struct {
@@ -155,7 +155,7 @@ func TestBodyTooLarge(t *testing.T) {
 		}
 	}
 	// Just under the cap is read.
-	fits := `{"email":"a@example.com","password":"` + strings.Repeat("x", MaxBodyBytes-64) + `"}`
+	fits := `{"email":"a@example.com","password":"` + strings.Repeat("x", web.MaxAuthBody-64) + `"}`
 	if resp := env.PostJSON("/auth/login", fits); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("body under the cap: status %d, want 401", resp.StatusCode)
 	}
@@ -290,7 +290,7 @@ func TestNothingCacheable(t *testing.T) {
 	env.CreateUser(t, aliceEmail, alicePassword)
 	cookie := env.Login(t, aliceEmail, alicePassword)
 	login := map[string]string{"email": aliceEmail, "password": alicePassword}
-	big := env.JSONRequest(http.MethodPost, "/auth/login", `{"p":"`+strings.Repeat("x", MaxBodyBytes)+`"}`)
+	big := env.JSONRequest(http.MethodPost, "/auth/login", `{"p":"`+strings.Repeat("x", web.MaxAuthBody)+`"}`)
 	crossSite := env.FormRequest("/auth/login", url.Values{})
 	crossSite.Header.Set("Sec-Fetch-Site", "cross-site")
 	plain := env.NewRequest(http.MethodPost, "/auth/login", strings.NewReader("x"))
@@ -398,7 +398,7 @@ func TestBodyTooLargeResetForgotLogout(t *testing.T) {
 	alice := env.CreateUser(t, aliceEmail, alicePassword)
 	cookie := env.StartSession(t, alice)
 	token := env.IssueResetToken(t, alice)
-	padding := strings.Repeat("x", MaxBodyBytes)
+	padding := strings.Repeat("x", web.MaxAuthBody)
 	for _, tt := range []struct {
 		path, body string
 		chunked    bool

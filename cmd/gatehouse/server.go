@@ -204,7 +204,6 @@ func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg promethe
 		ResetTokenTTL:        cfg.ResetTokenTTL,
 		InviteTTL:            cfg.InviteTTL,
 		PasswordMinLength:    cfg.PasswordMinLength,
-		HSTS:                 cfg.TLS.Enabled(),
 		CookieDomain:         cfg.CookieDomain,
 		AllowedRedirectHosts: cfg.AllowedRedirectHosts,
 		Hash:                 hash,
