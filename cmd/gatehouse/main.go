@@ -3,10 +3,8 @@
 // signed-in requests to one upstream app with the user's identity in headers.
 //
 // This package only parses flags (the command line, the environment and
-// the --config file) and wires the packages together: cmd/gatehouse →
-// proxy, proxy/web, proxy/policy, proxy/route, proxy/filewatch, authflows,
-// authflows/mail → storage, storage/bolt, storage/postgres, storage/cache.
-// Nothing imports it.
+// the --config file) and wires the packages together. It may import every
+// package of the module (ARCHITECTURE.md has the map); nothing imports it.
 package main
 
 import (
