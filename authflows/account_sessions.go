@@ -89,7 +89,7 @@ func (h *accountFlow) signOutOthers(w http.ResponseWriter, r *http.Request) {
 // of the user deleted and this browser given a new one. A user the access
 // policy refuses (or a disabled one) changes nothing: 403.
 func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
-	s, ok := h.requireSession(w, r)
+	s, ok := h.recentSession(w, r) // a sign-in within 10 minutes (twofactor_account.go)
 	if !ok {
 		return
 	}
@@ -237,6 +237,12 @@ func accountNotice(done string) string {
 		return "Your password was changed. Every other device was signed out."
 	case "signed_out":
 		return "Every other device was signed out."
+	case "factor_added":
+		return "The authenticator app was added."
+	case "passkey_added":
+		return "The passkey was added."
+	case "factor_removed":
+		return "The second factor was removed."
 	}
 	return ""
 }

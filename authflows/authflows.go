@@ -46,6 +46,7 @@ type Store interface {
 	inviteStore
 	oauthStore
 	noticeStore
+	twoFactorStore
 }
 
 // MaxBodyBytes caps every request body under /auth/ (PX6).
@@ -111,6 +112,12 @@ type Config struct {
 	// SharedLimits, when set, counts the throttles in a store that several
 	// replicas share; nil: each process counts in memory.
 	SharedLimits RateStore
+
+	// SecondFactor is --second-factor (default SecondFactorOptional).
+	SecondFactor SecondFactorPolicy
+	// WebAuthnRPID is --webauthn-rp-id; empty: the host of BaseURL, and
+	// passkeys off when that host is an IP address.
+	WebAuthnRPID string
 }
 
 // Handler serves /auth/: one router over the flows, each a type of its
@@ -131,6 +138,7 @@ type Handler struct {
 	account *accountFlow     // the account page (account.go, account_sessions.go)
 	oauth   *oauthFlow       // OAuth sign-in and linking (oauth_start.go, oauth_callback.go)
 	notices *passwordNotices // the "password changed" mail (mailjobs.go)
+	second  *twoFactorFlow   // the second factor and passkeys (twofactor*.go)
 }
 
 // New checks cfg and builds the handler.
@@ -167,6 +175,9 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.MailTemplates == "" {
 		cfg.MailTemplates = cfg.TemplatesDir
 	}
+	if cfg.SecondFactor == "" {
+		cfg.SecondFactor = SecondFactorOptional
+	}
 	if cfg.Hash == (password.HashParams{}) {
 		cfg.Hash = password.DefaultHashParams
 	}
@@ -199,13 +210,18 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 		c.limits.share(cfg.SharedLimits, onError)
 		oauth.shareLimits(cfg.SharedLimits, onError)
 	}
+	second, err := newTwoFactorFlow(c, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
 	h := &Handler{
 		core:    c,
 		mux:     http.NewServeMux(),
-		signIn:  &signInFlow{core: c, store: cfg.Store},
+		second:  second,
+		signIn:  &signInFlow{core: c, store: cfg.Store, second: second},
 		reset:   &resetFlow{core: c, store: cfg.Store},
-		invite:  &inviteFlow{core: c, store: cfg.Store},
-		account: &accountFlow{core: c, store: cfg.Store},
+		invite:  &inviteFlow{core: c, store: cfg.Store, second: second},
+		account: &accountFlow{core: c, store: cfg.Store, second: second},
 		oauth:   oauth,
 		notices: &passwordNotices{core: c, store: cfg.Store},
 	}
@@ -241,6 +257,24 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /auth/account", h.account.account)
 	m.HandleFunc("POST /auth/account/password", h.account.changePassword)
 	m.HandleFunc("POST /auth/account/sessions/revoke-others", h.account.signOutOthers)
+
+	m.HandleFunc("GET /auth/2fa", h.second.page)
+	m.HandleFunc("POST /auth/2fa", h.second.verify)
+	m.HandleFunc("POST /auth/2fa/totp", h.second.enrol)
+	m.HandleFunc("POST /auth/2fa/totp/confirm", h.second.confirmEnrol)
+	m.HandleFunc("POST /auth/2fa/passkey/begin", h.second.stepBegin)
+	m.HandleFunc("POST /auth/2fa/passkey/finish", h.second.stepFinish)
+	m.HandleFunc("GET /auth/account/factors", h.second.listFactors)
+	m.HandleFunc("POST /auth/account/totp", h.second.beginTOTP)
+	m.HandleFunc("POST /auth/account/totp/confirm", h.second.confirmTOTP)
+	m.HandleFunc("DELETE /auth/account/factors/{id}", h.second.removeFactor)
+	m.HandleFunc("POST /auth/account/factors/{id}/remove", h.second.removeFactor) // the account page's form
+	m.HandleFunc("POST /auth/account/recovery-codes", h.second.regenerateCodes)
+	m.HandleFunc("POST /auth/passkey/register/begin", h.second.registerBegin)
+	m.HandleFunc("POST /auth/passkey/register/finish", h.second.registerFinish)
+	m.HandleFunc("POST /auth/passkey/login/begin", h.second.loginBegin)
+	m.HandleFunc("POST /auth/passkey/login/finish", h.second.loginFinish)
+	m.HandleFunc("GET /auth/assets/passkey.js", h.servePasskeyScript)
 
 	m.HandleFunc("/auth/", h.notFound)
 }

@@ -215,6 +215,8 @@ func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg promethe
 		Registerer:           reg,
 		Audit:                s.audit,
 		SharedLimits:         sharedLimits(s.store),
+		SecondFactor:         cfg.SecondFactor.Policy,
+		WebAuthnRPID:         cfg.SecondFactor.RPID,
 	})
 	if err != nil {
 		return err
@@ -642,6 +644,7 @@ func ownCookies(cfg Config) []string {
 // meant, each with what to do (at a start and in `gatehouse config check`).
 func startWarnings(log *slog.Logger, cfg Config) {
 	warnNewcomerTraps(log, cfg)
+	warnPasskeysOff(log, cfg)
 	if len(cfg.ForwardAuthTrusted) > 0 && len(cfg.TrustedProxies) == 0 {
 		// Behind a front proxy every /auth/ request comes from its address:
 		// the per-client limits would be one bucket for every client.
