@@ -107,10 +107,13 @@ func (h *twoFactorFlow) beginTOTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	in, err := readInput(r, "name")
-	if err != nil {
-		h.fail(w, r, err)
-		return
+	in := map[string]string{}
+	if r.ContentLength != 0 { // the name is optional, and so is the body
+		var err error
+		if in, err = readInput(r, "name"); err != nil {
+			h.fail(w, r, err)
+			return
+		}
 	}
 	u, err := h.store.UserByID(r.Context(), s.UserID)
 	if err != nil {
