@@ -214,6 +214,7 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	oauth.second = second
 	h := &Handler{
 		core:    c,
 		mux:     http.NewServeMux(),

@@ -123,12 +123,16 @@ type stepAnswer struct {
 }
 
 // afterFirstFactor is called once a first factor checked out for u and
-// the sign-in passed every other rule, before any session is made. When
-// the user has a second factor, or must enrol one, it begins the step
+// the sign-in passed every other rule, before any session is made. A
+// password (and, under --second-factor=required-all, a provider sign-in)
+// of a user who has a second factor, or must enrol one, begins the step
 // (the step cookie) and answers: 200 with the methods, or a 303 to
 // /auth/2fa for a form; answered is then true and the caller makes no
 // session. Otherwise it answers nothing and the caller signs in.
 func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request, u storage.User, method, groups, rd string) (answered bool) {
+	if method != methodPassword && h.cfg.SecondFactor != SecondFactorRequiredAll {
+		return false // a provider sign-in steps only under required-all
+	}
 	have, err := h.store.SecondFactors(r.Context(), u.ID)
 	if err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: %w", err))
@@ -146,7 +150,7 @@ func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request,
 	}
 	h.setStepCookie(w, binding)
 	h.event(r, "second_factor_step", slog.String("user_id", u.ID), slog.Bool("enrol", enrol))
-	if web.WantsHTML(r) {
+	if web.WantsHTML(r) || method != methodPassword { // a provider's callback is a navigation
 		seeOther(w, r, "/auth/2fa")
 		return true
 	}

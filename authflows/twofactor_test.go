@@ -13,6 +13,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
+	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -563,4 +564,38 @@ func TestSecondFactorNoticesAndAudit(t *testing.T) {
 		}
 	}
 	e.noMail(t)
+}
+
+// A provider sign-in steps through the second factor only under
+// required-all: a user without one must enrol it, one with a factor gives it.
+func TestSecondFactorRequiredAllProviderSignIn(t *testing.T) {
+	for _, tc := range []struct {
+		policy SecondFactorPolicy
+		step   bool
+	}{{SecondFactorRequired, false}, {SecondFactorRequiredAll, true}} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			e := newOAuthEnv(t, oauthEnvOptions{secondFactor: tc.policy})
+			e.setNext("google", oauthtest.Account{Subject: "1001", Email: "new.user@example.com", EmailVerified: true})
+			b := e.newBrowser()
+			a := b.flow("/auth/login/google?rd=/welcome")
+			_, session := a.cookie(oauthCookieName)
+			step, stepped := a.cookie(stepCookieName)
+			if !tc.step {
+				if a.status != http.StatusSeeOther || a.location() != "/welcome" || !session || stepped {
+					t.Fatalf("callback: %d to %q, session %v, step %v", a.status, a.location(), session, stepped)
+				}
+				return
+			}
+			if a.status != http.StatusSeeOther || a.location() != "/auth/2fa" || session || !stepped {
+				t.Fatalf("callback: %d to %q, session %v, step %v", a.status, a.location(), session, stepped)
+			}
+			if _, ok := b.me(); ok {
+				t.Fatal("a session before the enrolment")
+			}
+			st, err := e.Handler.second.factors.Step(t.Context(), step.Value)
+			if err != nil || st.Method != "google" || st.Redirect != "/welcome" {
+				t.Errorf("step %+v %v", st, err)
+			}
+		})
+	}
 }
