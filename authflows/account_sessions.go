@@ -183,7 +183,7 @@ func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
 	h.mailPasswordNotice(r, u)
 	// The same sign-in, a new session id, at the epoch this change made:
 	// refused if anything changed the credentials since.
-	if err := h.startSession(w, r, u, s.Method, s.Groups); err != nil {
+	if err := h.reissueSession(w, r, u, s); err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("change password: new session: %w", err))
 		return
 	}

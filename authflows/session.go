@@ -41,6 +41,14 @@ func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.Us
 	return h.startSessionWith(w, r, u, signIn{Method: method, Groups: groups})
 }
 
+// reissueSession replaces the browser's session s with a new one of the
+// same sign-in (SS4 after a credential change): a fresh id at u's epoch,
+// the same first and second factor and groups. Every re-issue goes
+// through here.
+func (h *core) reissueSession(w http.ResponseWriter, r *http.Request, u storage.User, s storage.Session) error {
+	return h.startSessionWith(w, r, u, signIn{Method: s.Method, SecondFactor: s.SecondFactor, Groups: s.Groups})
+}
+
 // signIn is what a new session records of how it was made.
 type signIn struct {
 	Method       string // the first factor: "pwd", "hwk" or a provider's name

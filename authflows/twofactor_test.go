@@ -599,3 +599,20 @@ func TestSecondFactorRequiredAllProviderSignIn(t *testing.T) {
 		})
 	}
 }
+
+// A password change re-issues the session with the second factor it was
+// made with: the new id still counts as two factors.
+func TestPasswordChangeKeepsTheSecondFactor(t *testing.T) {
+	e := newTestEnv(t)
+	_, secret, _ := e.enrolledUser(t, "ann@example.com")
+	step, _ := e.passwordStep(t, "ann@example.com", testPassword)
+	session := e.SessionCookie(e.PostJSON("/auth/2fa", map[string]string{"code": totpCode(t, secret, e.Clock.Now())}, step))
+	resp := e.PostJSON("/auth/account/password", map[string]string{"current_password": testPassword, "password": "another long passphrase"}, session)
+	renewed := e.SessionCookie(resp)
+	if resp.StatusCode != http.StatusOK || renewed == nil || renewed.Value == session.Value {
+		t.Fatalf("password change: %d", resp.StatusCode)
+	}
+	if s := e.sessionOf(t, renewed); !slices.Equal(s.AMR(), []string{"pwd", "otp", "mfa"}) {
+		t.Errorf("amr after the password change %v", s.AMR())
+	}
+}
