@@ -616,3 +616,42 @@ func TestPasswordChangeKeepsTheSecondFactor(t *testing.T) {
 		t.Errorf("amr after the password change %v", s.AMR())
 	}
 }
+
+// Under required, the /auth/2fa page of a user without a factor shows a new
+// authenticator app secret (QR code as a data: image, the key as text, the
+// otpauth link); its form confirms, signs in and shows the recovery codes once.
+func TestSecondFactorRequiredEnrolmentPage(t *testing.T) {
+	e := newTestEnv(t, func(c *Config) { c.SecondFactor = SecondFactorRequired })
+	e.CreateUser(t, "ann@example.com", testPassword)
+	resp := e.PostForm("/auth/login", url.Values{"email": {"ann@example.com"}, "password": {testPassword}, "rd": {"/app"}})
+	step := cookieOf(resp, stepCookieName)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/auth/2fa" || step == nil || e.SessionCookie(resp) != nil {
+		t.Fatalf("form sign-in: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	r := e.NewRequest(http.MethodGet, "/auth/2fa", nil)
+	r.Header.Set("Accept", "text/html")
+	page := e.Do(r, step)
+	body := e.Body(t, page)
+	for _, want := range []string{`<img src="data:image/png;base64,`, `href="otpauth://totp/`, `<code class="secret">`, `action="/auth/2fa/totp/confirm"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("enrolment page lacks %q:\n%s", want, body)
+		}
+	}
+	if csp := page.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "img-src 'self' data:") {
+		t.Errorf("CSP %q does not allow the QR code", csp)
+	}
+	id := between(body, `name="id" value="`, `"`)
+	secret := between(body, `<code class="secret">`, `<`)
+	resp = e.PostForm("/auth/2fa/totp/confirm", url.Values{"id": {id}, "code": {totpCode(t, secret, e.Clock.Now())}}, step)
+	body = e.Body(t, resp)
+	if resp.StatusCode != http.StatusOK || e.SessionCookie(resp) == nil || strings.Count(body, "<li><code>") != 10 || !strings.Contains(body, `href="/app"`) {
+		t.Errorf("confirm: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// between is the text of s after the first start, up to end.
+func between(s, start, end string) string {
+	_, after, _ := strings.Cut(s, start)
+	v, _, _ := strings.Cut(after, end)
+	return v
+}
