@@ -80,7 +80,7 @@ func (h *signInFlow) loginPage(w http.ResponseWriter, r *http.Request) {
 		if h.second.reauth(w, r, s, q.Get("reauth"), f.Redirect) {
 			return
 		}
-		if q.Get("reauth") == reauthMaxAge {
+		if q.Get("reauth") != "" { // max-age, or a second factor reauth could not add
 			f.Reauth, f.Email = true, s.Email
 			f.Notice = "Sign in again to continue."
 			h.render(w, r, http.StatusOK, "login", f)

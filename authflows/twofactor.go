@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/authflows/secondfactor"
@@ -84,6 +85,7 @@ var (
 	errInvalidCode  = web.NewProblem(http.StatusUnauthorized, "invalid_code", "Wrong or used code")
 	errStepExpired  = web.NewProblem(http.StatusUnauthorized, "step_expired", "This sign-in took too long or was finished already, sign in again")
 	errReauthNeeded = web.NewProblem(http.StatusUnauthorized, "reauthentication_required", "Sign in again to change this")
+	errEnrolled     = web.NewProblem(http.StatusConflict, "enrolled", "You have a second factor already: give it")
 )
 
 // The step cookie binds the second-factor step to the browser that gave
@@ -138,7 +140,7 @@ func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request,
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: %w", err))
 		return true
 	}
-	methods := secondfactor.Methods(have)
+	methods := h.methods(have)
 	enrol := len(methods) == 0 && h.mustEnrol(method)
 	if len(methods) == 0 && !enrol {
 		return false
@@ -159,6 +161,16 @@ func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request,
 	}
 	writeJSON(w, http.StatusOK, stepAnswer{SecondFactorRequired: true, Methods: methods, EnrolmentRequired: enrol})
 	return true
+}
+
+// methods lists the ways the user can give the second factor here: a
+// passkey only while passkeys are on.
+func (h *twoFactorFlow) methods(have storage.SecondFactors) []string {
+	methods := secondfactor.Methods(have)
+	if h.passkeys == nil {
+		methods = slices.DeleteFunc(methods, func(m string) bool { return m == secondfactor.MethodPasskey })
+	}
+	return methods
 }
 
 // twoFactorPage is the data of pages/2fa.html.
@@ -215,12 +227,12 @@ func (h *twoFactorFlow) renderStep(w http.ResponseWriter, r *http.Request, u sto
 		return
 	}
 	p := twoFactorPage{Email: u.Email, Error: failure}
-	for _, m := range secondfactor.Methods(have) {
+	for _, m := range h.methods(have) {
 		switch m {
 		case secondfactor.MethodTOTP:
 			p.TOTP = true
 		case secondfactor.MethodPasskey:
-			p.Passkey = h.passkeys != nil
+			p.Passkey = true
 		case secondfactor.MethodRecoveryCode:
 			p.Recovery = true
 		}
@@ -380,7 +392,7 @@ func (h *twoFactorFlow) enrol(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if have.Enrolled() {
-		h.problem(w, r, web.NewProblem(http.StatusConflict, "enrolled", "You have a second factor already: give it"))
+		h.problem(w, r, errEnrolled)
 		return
 	}
 	e, err := h.factors.BeginTOTP(r.Context(), u, "")
@@ -402,6 +414,15 @@ func (h *twoFactorFlow) confirmEnrol(w http.ResponseWriter, r *http.Request) {
 	}
 	st, u, ok := h.stepOf(w, r)
 	if !ok {
+		return
+	}
+	have, err := h.store.SecondFactors(r.Context(), u.ID)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
+	if have.Enrolled() { // this step wants the factor the user has, not a new one
+		h.problem(w, r, errEnrolled)
 		return
 	}
 	bucket, key := h.secondFactorBucket(r, u)
@@ -438,8 +459,8 @@ const (
 // a user without one goes to the account page to enrol. It reports
 // whether it answered; anything else is the sign-in page's.
 func (h *twoFactorFlow) reauth(w http.ResponseWriter, r *http.Request, s storage.Session, kind, rd string) bool {
-	if kind != reauthSecondFactor || s.MultiFactor() {
-		return false
+	if kind != reauthSecondFactor || s.MultiFactor() || s.Method == "" {
+		return false // the sign-in page asks for a sign-in afresh
 	}
 	u, err := h.store.UserByID(r.Context(), s.UserID)
 	if err != nil {

@@ -112,6 +112,12 @@ func TestSecondFactorPasswordSignInJSON(t *testing.T) {
 	if resp := e.Get("/auth/me", step); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("/auth/me with only the step cookie: %d, want 401", resp.StatusCode)
 	}
+	// The step wants the factor the user has: no new one is enrolled through it.
+	for _, path := range []string{"/auth/2fa/totp", "/auth/2fa/totp/confirm"} {
+		if code := e.ProblemCode(t, e.PostJSON(path, map[string]string{"id": "x", "code": "123456"}, step), http.StatusConflict); code != "enrolled" {
+			t.Errorf("%s for a user with a factor: %q", path, code)
+		}
+	}
 	if code := e.ProblemCode(t, e.PostJSON("/auth/2fa", map[string]string{"code": "000000"}, step), http.StatusUnauthorized); code != "invalid_code" {
 		t.Errorf("wrong code: %q", code)
 	}
@@ -654,4 +660,20 @@ func between(s, start, end string) string {
 	_, after, _ := strings.Cut(s, start)
 	v, _, _ := strings.Cut(after, end)
 	return v
+}
+
+// A session that recorded no sign-in method (made before methods were
+// kept) cannot be upgraded: ?reauth=second-factor asks to sign in afresh.
+func TestSecondFactorReauthOfSessionWithoutMethod(t *testing.T) {
+	e := newTestEnv(t)
+	u := e.CreateUser(t, "ann@example.com", testPassword)
+	enrolling := e.Login(t, "ann@example.com", testPassword)
+	e.enrolTOTP(t, enrolling)
+	old := e.StartSession(t, u)
+	r := e.NewRequest(http.MethodGet, "/auth/login?reauth=second-factor&rd=%2Fadmin", nil)
+	r.Header.Set("Accept", "text/html")
+	resp := e.Do(r, old)
+	if body := e.Body(t, resp); resp.StatusCode != http.StatusOK || !strings.Contains(body, `name="password"`) || cookieOf(resp, stepCookieName) != nil {
+		t.Errorf("reauth of a session without a method: %d\n%s", resp.StatusCode, body)
+	}
 }
