@@ -2,14 +2,17 @@ package authflows
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/secondfactor/passkeytest"
+	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
 // begin posts to a ceremony's begin endpoint and returns its options and
@@ -150,5 +153,57 @@ func TestPasskeysOffForIPBaseURL(t *testing.T) {
 	resp := on.Get("/auth/assets/passkey.js")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") || !strings.Contains(on.Body(t, resp), "navigator.credentials.get") {
 		t.Errorf("passkey.js: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+// Fixation: the second factor and a passkey sign-in mint a new session id;
+// a session the browser brought (planted or its own) is replaced, never kept.
+func TestSecondFactorSignInsMintNewSessionIDs(t *testing.T) {
+	e := newTestEnv(t)
+	e.CreateUser(t, "ann@example.com", testPassword)
+	mallory := e.CreateUser(t, "mallory@example.com", testPassword)
+	session := e.Login(t, "ann@example.com", testPassword)
+	secret, _ := e.enrolTOTP(t, session)
+	a := passkeytest.New(t, testBaseURL, "gatehouse.test")
+	options, ceremony := e.beginCeremony(t, "/auth/passkey/register/begin", session)
+	if resp := e.PostJSON("/auth/passkey/register/finish", a.Create(t, options), session, ceremony); resp.StatusCode != http.StatusOK {
+		t.Fatalf("register: %d", resp.StatusCode)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		signIn func(planted *http.Cookie) *http.Response
+	}{
+		{"password and code", func(planted *http.Cookie) *http.Response {
+			step, _ := e.passwordStep(t, "ann@example.com", testPassword, planted)
+			return e.PostJSON("/auth/2fa", map[string]string{"code": totpCode(t, secret, e.Clock.Now())}, step, planted)
+		}},
+		{"passkey", func(planted *http.Cookie) *http.Response {
+			options, ceremony := e.beginCeremony(t, "/auth/passkey/login/begin", planted)
+			return e.PostJSON("/auth/passkey/login/finish", a.Get(t, options), ceremony, planted)
+		}},
+	} {
+		e.Clock.Advance(30 * time.Second)
+		planted := e.StartSession(t, mallory)
+		resp := tc.signIn(planted)
+		got := e.SessionCookie(resp)
+		if resp.StatusCode != http.StatusOK || got == nil || got.Value == planted.Value {
+			t.Fatalf("%s: %d, cookie %+v", tc.name, resp.StatusCode, got)
+		}
+		if _, err := e.Store.Session(t.Context(), storage.HashSecret(planted.Value)); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("%s: the planted session survived: %v", tc.name, err)
+		}
+	}
+}
+
+// WebAuthn answers and codes are bounded before any parsing: an oversized
+// body is refused as such.
+func TestSecondFactorBodiesBounded(t *testing.T) {
+	e := newTestEnv(t)
+	huge := `{"id":"` + strings.Repeat("A", MaxBodyBytes+1) + `"}`
+	for _, path := range []string{"/auth/passkey/login/finish", "/auth/2fa/passkey/finish", "/auth/2fa", "/auth/passkey/register/finish"} {
+		if code := e.ProblemCode(t, e.PostJSON(path, huge), http.StatusRequestEntityTooLarge); code != "body_too_large" {
+			t.Errorf("%s: %q", path, code)
+		}
 	}
 }
