@@ -596,15 +596,20 @@ func (s *server) sweepOnce(ctx context.Context) error {
 	}); ok {
 		buckets, err5 = rates.DeleteFullRateBuckets(ctx, now)
 	}
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil && ctx.Err() == nil {
+	// Second-factor steps, WebAuthn ceremonies (begun without a session)
+	// and unconfirmed authenticator apps.
+	factors, err6 := s.store.DeleteExpiredFactorRecords(ctx, now)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil && ctx.Err() == nil {
 		s.log.Error("sweep expired records", "err", err)
-	} else if sessions+tokens+flows+invites+buckets > 0 {
-		s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows, "invite_tokens", invites, "rate_buckets", buckets)
+	} else if sessions+tokens+flows+invites+buckets+factors > 0 {
+		s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows, "invite_tokens", invites, "rate_buckets", buckets,
+			"factor_records", factors)
 	}
 	return nil
 }
 
-// sweep deletes expired sessions, reset tokens and OAuth flows (DS1) until
+// sweep deletes expired sessions, reset tokens, OAuth flows and
+// second-factor records (DS1) until
 // ctx ends, logging what it removed.
 func (s *server) sweep(ctx context.Context) error {
 	t := time.NewTicker(sweepInterval(s.cfg))
