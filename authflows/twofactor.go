@@ -124,7 +124,7 @@ type stepAnswer struct {
 	EnrolmentRequired bool `json:"enrolment_required,omitempty"`
 }
 
-// afterFirstFactor is called once a first factor checked out for u and
+// afterFirstFactor (MF1) is called once a first factor checked out for u and
 // the sign-in passed every other rule, before any session is made. A
 // password (and, under --second-factor=required-all, a provider sign-in)
 // of a user who has a second factor, or must enrol one, begins the step
@@ -248,7 +248,7 @@ func (h *twoFactorFlow) renderStep(w http.ResponseWriter, r *http.Request, u sto
 	h.render(w, r, status, "2fa", p)
 }
 
-// verify answers POST /auth/2fa: a TOTP code or a recovery code for the
+// verify answers POST /auth/2fa (MF1, MF2): a TOTP code or a recovery code for the
 // browser's step. Failures count per account (5 per 15 minutes; a device
 // cookie of the account's owner counts in its own bucket as for
 // passwords); success takes the step (single use) and makes a new session

@@ -26,7 +26,7 @@ var (
 	errConfirmCode    = web.NewProblem(http.StatusBadRequest, "invalid_code", "Wrong code: type the one the app shows now")
 )
 
-// recentSession returns the request's session when it signed in within
+// recentSession (MF3) returns the request's session when it signed in within
 // secondfactor.ReauthWindow. An older one gets 401
 // reauthentication_required, or, for a browser, a 303 to sign in again
 // that comes back to the account page.

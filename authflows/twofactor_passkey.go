@@ -14,7 +14,7 @@ import (
 // Passkeys: registration from the account (a recent sign-in), sign-in
 // without a password (two factors in one), and a passkey as the second
 // factor of a step. Each ceremony's challenge is kept by
-// secondfactor.Passkeys, bound to this browser by the ceremony cookie.
+// secondfactor.Passkeys, bound to this browser by the ceremony cookie (MF4).
 
 const ceremonyCookieName = "gatehouse_webauthn"
 

@@ -156,7 +156,7 @@ func TestPasskeysOffForIPBaseURL(t *testing.T) {
 	}
 }
 
-// Fixation: the second factor and a passkey sign-in mint a new session id;
+// MF1, fixation: the second factor and a passkey sign-in mint a new session id;
 // a session the browser brought (planted or its own) is replaced, never kept.
 func TestSecondFactorSignInsMintNewSessionIDs(t *testing.T) {
 	e := newTestEnv(t)
@@ -196,7 +196,7 @@ func TestSecondFactorSignInsMintNewSessionIDs(t *testing.T) {
 	}
 }
 
-// WebAuthn answers and codes are bounded before any parsing: an oversized
+// MF4: WebAuthn answers and codes are bounded before any parsing: an oversized
 // body is refused as such.
 func TestSecondFactorBodiesBounded(t *testing.T) {
 	e := newTestEnv(t)

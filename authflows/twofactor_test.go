@@ -98,7 +98,7 @@ func (e *testEnv) sessionOf(t testing.TB, c *http.Cookie) storage.Session {
 	return s
 }
 
-// A password sign-in of a user with an authenticator app makes no session:
+// MF1: a password sign-in of a user with an authenticator app makes no session:
 // the step cookie, then the code at POST /auth/2fa makes a new session
 // whose amr lists pwd, otp and mfa. The step is single use.
 func TestSecondFactorPasswordSignInJSON(t *testing.T) {
@@ -220,7 +220,7 @@ func TestSecondFactorTOTPWindow(t *testing.T) {
 	}
 }
 
-// Five failed codes per account per 15 minutes, then 429 even for the
+// MF2: five failed codes per account per 15 minutes, then 429 even for the
 // right code; the owner's browser with its device cookie is not locked out.
 func TestSecondFactorRateLimited(t *testing.T) {
 	var trail bytes.Buffer
@@ -299,7 +299,8 @@ func TestSecondFactorRecoveryCodes(t *testing.T) {
 	}
 }
 
-// Every JSON row of the account's factor endpoints, success and errors.
+// Every JSON row of the account's factor endpoints, success and errors;
+// MF3: with a sign-in older than 10 minutes each change is refused.
 func TestSecondFactorAccountEndpoints(t *testing.T) {
 	e := newTestEnv(t)
 	u := e.CreateUser(t, "ann@example.com", testPassword)
@@ -401,7 +402,7 @@ func TestSecondFactorAccountEndpoints(t *testing.T) {
 	_ = other
 }
 
-// No way around the factor: the invitation, the reset then a sign-in, a
+// MF1, no way around the factor: the invitation, the reset then a sign-in, a
 // second tab, the JSON API: never a session without it; a reset leaves
 // the factors.
 func TestSecondFactorNoWayAround(t *testing.T) {
