@@ -123,3 +123,42 @@ func TestBrowserPasskeysAndTOTP(t *testing.T) {
 		t.Errorf("after removing both factors: %.500q", body)
 	}
 }
+
+// TestBrowserRequiredEnrolment: under --second-factor=required a password
+// sign-in without a factor lands on the enrolment page (axe-checked), whose
+// code signs in and shows the recovery codes once, then goes on to rd.
+func TestBrowserRequiredEnrolment(t *testing.T) {
+	audit := newPageAudit(t)
+	ctx := newBrowser(t)
+	up, _ := echoUpstream(t)
+	db := filepath.Join(t.TempDir(), "gatehouse.db")
+	addUser(t, db, "dave@example.com", testPassword)
+	ln := listenLoopback(t)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	base := "http://localhost:" + port
+	startGatehouseOn(t, ln, db, nil, "--upstream", up.URL, "--base-url", base, "--second-factor", "required")
+
+	step(t, ctx, "password sign-in", chromedp.Navigate(base+"/reports"), chromedp.WaitVisible(`#email`),
+		chromedp.SendKeys(`#email`, "dave@example.com"), chromedp.SendKeys(`#password`, testPassword),
+		chromedp.Submit(`#password`), chromedp.WaitVisible(`code.secret`))
+	if loc, _ := where(t, ctx); !strings.HasSuffix(loc, "/auth/2fa") {
+		t.Fatalf("without a factor under required: %s, want /auth/2fa", loc)
+	}
+	audit.check(ctx, "2fa-enrol")
+	step(t, ctx, "the app without a session", chromedp.Navigate(base+"/reports"), chromedp.WaitVisible(`#email`))
+	step(t, ctx, "back to the enrolment", chromedp.Navigate(base+"/auth/2fa"), chromedp.WaitVisible(`code.secret`))
+	secret, err := chromedp.Run(ctx, chromedp.Text(`code.secret`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := totp.GenerateCode(strings.TrimSpace(secret), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, ctx, "confirm", chromedp.SendKeys(`#code`, code), chromedp.Submit(`#code`), chromedp.WaitVisible(`ul.recovery-codes`))
+	audit.check(ctx, "2fa-codes")
+	step(t, ctx, "continue", chromedp.Click(`a.button`), chromedp.WaitNotPresent(`ul.recovery-codes`))
+	if loc, body := where(t, ctx); loc != base+"/reports" || !strings.Contains(body, `"path":"/reports"`) {
+		t.Errorf("after enrolling: %s %.300q", loc, body)
+	}
+}
