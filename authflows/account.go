@@ -17,7 +17,8 @@ import (
 // password change (account_sessions.go).
 type accountFlow struct {
 	*core
-	store accountStore
+	store  accountStore
+	second *twoFactorFlow // the second factors section (twofactor_account.go)
 }
 
 // accountStore is what the account page needs of the store.
@@ -49,6 +50,7 @@ type accountPage struct {
 	// "password"), marked aria-invalid and tied to the error.
 	ErrorField string
 	AppURL     string // back to the app: a local ?rd=, else "/"
+	Factors    factorsSection
 }
 
 // linkedAccount is one provider row of the account page.
@@ -93,7 +95,13 @@ func (h *accountFlow) renderAccount(w http.ResponseWriter, r *http.Request, s st
 		h.answerStoreFailure(w, r, err)
 		return
 	}
+	factors, err := h.second.section(r.Context(), u.ID)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
 	h.render(w, r, status, "account", accountPage{
+		Factors:     factors,
 		Email:       u.Email,
 		HasPassword: u.PasswordHash != "",
 		Accounts:    h.accountRows(u, ids),

@@ -89,7 +89,7 @@ func (h *accountFlow) signOutOthers(w http.ResponseWriter, r *http.Request) {
 // of the user deleted and this browser given a new one. A user the access
 // policy refuses (or a disabled one) changes nothing: 403.
 func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
-	s, ok := h.requireSession(w, r)
+	s, ok := h.recentSession(w, r) // a sign-in within 10 minutes (twofactor_account.go)
 	if !ok {
 		return
 	}
@@ -183,7 +183,7 @@ func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
 	h.mailPasswordNotice(r, u)
 	// The same sign-in, a new session id, at the epoch this change made:
 	// refused if anything changed the credentials since.
-	if err := h.startSession(w, r, u, s.Method, s.Groups); err != nil {
+	if err := h.reissueSession(w, r, u, s); err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("change password: new session: %w", err))
 		return
 	}
@@ -237,6 +237,12 @@ func accountNotice(done string) string {
 		return "Your password was changed. Every other device was signed out."
 	case "signed_out":
 		return "Every other device was signed out."
+	case "factor_added":
+		return "The authenticator app was added."
+	case "passkey_added":
+		return "The passkey was added."
+	case "factor_removed":
+		return "The second factor was removed."
 	}
 	return ""
 }

@@ -3,13 +3,14 @@
 // declared beside it: password sign-in and sign-out (signInFlow, login.go),
 // forgot password and reset (resetFlow, reset.go), invitations (inviteFlow,
 // invite.go), the account page (accountFlow, account.go), OAuth sign-in and
-// linking (oauthFlow, oauth_start.go, oauth_callback.go), and the mail jobs
+// linking (oauthFlow, oauth_start.go, oauth_callback.go), the second factor
+// and passkeys (twoFactorFlow, twofactor*.go), and the mail jobs
 // the queue prepares at delivery (mailjobs.go). What they share (sessions,
 // the device cookie, throttles, pages, events) is core (core.go).
 //
 // Dependencies: authflows → authflows/audit, authflows/mail,
-// authflows/password, authflows/provider, proxy/session, proxy/policy,
-// proxy/web, storage. proxy/session is its session Gate, so that a session
+// authflows/password, authflows/provider, authflows/secondfactor,
+// proxy/session, proxy/policy, proxy/web, storage. proxy/session is its session Gate, so that a session
 // means the same under /auth/ as on proxied paths; the proxy hands /auth/
 // requests to Handler as a plain http.Handler and never imports authflows.
 package authflows
@@ -46,6 +47,7 @@ type Store interface {
 	inviteStore
 	oauthStore
 	noticeStore
+	twoFactorStore
 }
 
 // Config holds the settings and the dependencies of the flows.
@@ -107,6 +109,12 @@ type Config struct {
 	// SharedLimits, when set, counts the throttles in a store that several
 	// replicas share; nil: each process counts in memory.
 	SharedLimits RateStore
+
+	// SecondFactor is --second-factor (default SecondFactorOptional).
+	SecondFactor SecondFactorPolicy
+	// WebAuthnRPID is --webauthn-rp-id; empty: the host of BaseURL, and
+	// passkeys off when that host is an IP address.
+	WebAuthnRPID string
 }
 
 // Handler serves /auth/: one router over the flows, each a type of its
@@ -127,6 +135,7 @@ type Handler struct {
 	account *accountFlow     // the account page (account.go, account_sessions.go)
 	oauth   *oauthFlow       // OAuth sign-in and linking (oauth_start.go, oauth_callback.go)
 	notices *passwordNotices // the "password changed" mail (mailjobs.go)
+	second  *twoFactorFlow   // the second factor and passkeys (twofactor*.go)
 }
 
 // New checks cfg and builds the handler.
@@ -163,6 +172,9 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.MailTemplates == "" {
 		cfg.MailTemplates = cfg.TemplatesDir
 	}
+	if cfg.SecondFactor == "" {
+		cfg.SecondFactor = SecondFactorOptional
+	}
 	if cfg.Hash == (password.HashParams{}) {
 		cfg.Hash = password.DefaultHashParams
 	}
@@ -195,13 +207,19 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 		c.limits.share(cfg.SharedLimits, onError)
 		oauth.shareLimits(cfg.SharedLimits, onError)
 	}
+	second, err := newTwoFactorFlow(c, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	oauth.second = second
 	h := &Handler{
 		core:    c,
 		mux:     http.NewServeMux(),
-		signIn:  &signInFlow{core: c, store: cfg.Store},
+		second:  second,
+		signIn:  &signInFlow{core: c, store: cfg.Store, second: second},
 		reset:   &resetFlow{core: c, store: cfg.Store},
-		invite:  &inviteFlow{core: c, store: cfg.Store},
-		account: &accountFlow{core: c, store: cfg.Store},
+		invite:  &inviteFlow{core: c, store: cfg.Store, second: second},
+		account: &accountFlow{core: c, store: cfg.Store, second: second},
 		oauth:   oauth,
 		notices: &passwordNotices{core: c, store: cfg.Store},
 	}
@@ -237,6 +255,24 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /auth/account", h.account.account)
 	m.HandleFunc("POST /auth/account/password", h.account.changePassword)
 	m.HandleFunc("POST /auth/account/sessions/revoke-others", h.account.signOutOthers)
+
+	m.HandleFunc("GET /auth/2fa", h.second.page)
+	m.HandleFunc("POST /auth/2fa", h.second.verify)
+	m.HandleFunc("POST /auth/2fa/totp", h.second.enrol)
+	m.HandleFunc("POST /auth/2fa/totp/confirm", h.second.confirmEnrol)
+	m.HandleFunc("POST /auth/2fa/passkey/begin", h.second.stepBegin)
+	m.HandleFunc("POST /auth/2fa/passkey/finish", h.second.stepFinish)
+	m.HandleFunc("GET /auth/account/factors", h.second.listFactors)
+	m.HandleFunc("POST /auth/account/totp", h.second.beginTOTP)
+	m.HandleFunc("POST /auth/account/totp/confirm", h.second.confirmTOTP)
+	m.HandleFunc("DELETE /auth/account/factors/{id}", h.second.removeFactor)
+	m.HandleFunc("POST /auth/account/factors/{id}/remove", h.second.removeFactor) // the account page's form
+	m.HandleFunc("POST /auth/account/recovery-codes", h.second.regenerateCodes)
+	m.HandleFunc("POST /auth/passkey/register/begin", h.second.registerBegin)
+	m.HandleFunc("POST /auth/passkey/register/finish", h.second.registerFinish)
+	m.HandleFunc("POST /auth/passkey/login/begin", h.second.loginBegin)
+	m.HandleFunc("POST /auth/passkey/login/finish", h.second.loginFinish)
+	m.HandleFunc("GET /auth/assets/passkey.js", h.servePasskeyScript)
 
 	m.HandleFunc("/auth/", h.notFound)
 }

@@ -18,7 +18,8 @@ import (
 // inviteFlow is the invitation link: its mail, its page, its form.
 type inviteFlow struct {
 	*core
-	store inviteStore
+	store  inviteStore
+	second *twoFactorFlow // --second-factor=required: enrol before the session
 }
 
 // inviteStore is what the invitation flow needs of the store.
@@ -160,6 +161,9 @@ func (h *inviteFlow) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		h.event(r, "login_refused", slog.String("user_id", u.ID), slog.String("reason", reason))
 		h.recordAudit(r, audit.AccessDenied, u.ID, u.Email, "")
 		web.WriteProblem(w, r, problem)
+		return
+	}
+	if h.second.afterFirstFactor(w, r, u, methodPassword, "", form.Redirect) {
 		return
 	}
 	if err := h.startSession(w, r, u, methodPassword, ""); err != nil {

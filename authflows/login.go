@@ -16,7 +16,8 @@ import (
 // signInFlow is password sign-in and sign-out, and /auth/me.
 type signInFlow struct {
 	*core
-	store signInStore
+	store  signInStore
+	second *twoFactorFlow // a user with a second factor steps through /auth/2fa
 }
 
 // signInStore is what the sign-in flow needs of the store.
@@ -54,11 +55,17 @@ type loginForm struct {
 	// ClearCache loads clearCacheAsset: the page follows a sign-out or a
 	// completed reset (CS1).
 	ClearCache bool
+	// Passkeys offers "Sign in with a passkey" (passkeys are on).
+	Passkeys bool
+	// Reauth asks a signed-in user to sign in again (?reauth=max-age):
+	// the form is shown instead of "continue".
+	Reauth bool
 }
 
 // newLoginForm returns the sign-in page for rd.
 func (h *signInFlow) newLoginForm(rd string) loginForm {
-	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks(), ForgotURL: h.withRedirect("/auth/forgot", rd)}
+	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks(), ForgotURL: h.withRedirect("/auth/forgot", rd),
+		Passkeys: h.second.passkeys != nil}
 }
 
 // loginPage serves the sign-in page: the form, with a notice of what just
@@ -70,6 +77,15 @@ func (h *signInFlow) loginPage(w http.ResponseWriter, r *http.Request) {
 	f := h.newLoginForm(q.Get("rd"))
 	f.Notice = noticeOf(q)
 	if s, err := h.currentSession(r); err == nil {
+		if h.second.reauth(w, r, s, q.Get("reauth"), f.Redirect) {
+			return
+		}
+		if q.Get("reauth") != "" { // max-age, or a second factor reauth could not add
+			f.Reauth, f.Email = true, s.Email
+			f.Notice = "Sign in again to continue."
+			h.render(w, r, http.StatusOK, "login", f)
+			return
+		}
 		f.SignedInAs = s.Email
 		f.LoginURL = withNotice(h.withRedirect("/auth/login", f.Redirect), "signed_out")
 		h.render(w, r, http.StatusOK, "login", f)
@@ -103,7 +119,9 @@ func (h *signInFlow) loginPage(w http.ResponseWriter, r *http.Request) {
 //  6. success: hash upgraded if its parameters are old (PW1);
 //  7. a disabled account gets 403 account_disabled, one the access policy
 //     refuses 403 access_denied, and no session;
-//  8. a new session (SS4), a device cookie for the account (DV1), 200 with
+//  8. a user with a second factor, or who must enrol one, gets the
+//     second-factor step instead of a session (twofactor.go);
+//  9. a new session (SS4), a device cookie for the account (DV1), 200 with
 //     the user, or 303 to rd for a form.
 func (h *signInFlow) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -175,7 +193,13 @@ func (h *signInFlow) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// 8. The session, only if the credentials did not change since they
+	// 8. A user with a second factor (or who must enrol one) gets the
+	// step, no session (twofactor.go).
+	if h.second.afterFirstFactor(w, r, u, methodPassword, "", form.Redirect) {
+		return
+	}
+
+	// 9. The session, only if the credentials did not change since they
 	// were checked (CR1): a reset, password change or revocation in
 	// between makes the password no longer sign in; a disable answers
 	// account_disabled (AP2).

@@ -30,6 +30,8 @@ func (h *Handler) PrepareMail(ctx context.Context, job storage.Mail) (storage.Ma
 		return h.invite.prepareInvite(ctx, job)
 	case storage.MailKindPasswordChanged:
 		return h.notices.preparePasswordNotice(ctx, job)
+	case storage.MailKindFactorChanged:
+		return h.notices.prepareFactorNotice(ctx, job)
 	default:
 		return storage.Mail{}, fmt.Errorf("prepare mail: unknown kind %q", job.Kind)
 	}
@@ -89,4 +91,40 @@ func (h *core) absoluteURL(path, key, value string) string {
 	}
 	u.Fragment = ""
 	return u.String()
+}
+
+// factorChanges are the sentences of the second-factor notice, by change.
+func factorChange(change string) string {
+	switch change {
+	case storage.FactorNoticeAdded:
+		return "a second factor was added"
+	case storage.FactorNoticeRemoved:
+		return "a second factor was removed"
+	case storage.FactorNoticeRecoveryCodes:
+		return "new recovery codes were made and the old ones no longer work"
+	case storage.FactorNoticeReset:
+		return "an administrator removed every second factor"
+	}
+	return "the second factor changed"
+}
+
+// prepareFactorNotice renders the "your second factor changed" mail of a
+// storage.FactorChangedJob: what changed and when, and the forgot link.
+func (h *passwordNotices) prepareFactorNotice(ctx context.Context, job storage.Mail) (storage.Mail, error) {
+	u, err := h.store.UserByID(ctx, job.UserID)
+	if err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare factor notice: look up user: %w", err)
+	}
+	m, err := h.mails.render(mailFactorChanged, u.Email, mailData{
+		Site:      h.cfg.AppName,
+		Email:     u.Email,
+		Time:      job.CreatedAt.UTC().Format("Mon, 02 Jan 2006 15:04 MST"),
+		ForgotURL: h.absoluteURL("/auth/forgot", "", ""),
+		Change:    factorChange(job.Subject),
+	}, h.now())
+	if err != nil {
+		return storage.Mail{}, fmt.Errorf("prepare factor notice: %w", err)
+	}
+	m.ID, m.Kind, m.UserID, m.Attempts, m.NextAttempt = job.ID, job.Kind, job.UserID, job.Attempts, job.NextAttempt
+	return m, nil
 }

@@ -25,6 +25,7 @@ const (
 	mailReset           = "reset"            // the reset link (RT3), rendered at delivery by PrepareMail
 	mailPasswordChanged = "password_changed" // the notice after any password change (RS6)
 	mailInvite          = "invite"           // the invitation link (AD2), rendered at delivery
+	mailFactorChanged   = "factor_changed"   // the notice after a change to the second factor
 )
 
 //go:embed mailtemplates/*.tmpl
@@ -43,6 +44,9 @@ type mailData struct {
 	// stays signed in (a change on the account page): only the others were
 	// signed out. A reset or an administrator's change signs out every one.
 	KeptDevice bool
+	// Change says what happened to the second factor (factor_changed),
+	// e.g. "a second factor was added".
+	Change string
 }
 
 // mailTemplates holds the parsed templates of every mail.
@@ -55,7 +59,7 @@ type mailTemplate struct {
 	html          *htmltemplate.Template
 }
 
-var mailNames = []string{mailReset, mailPasswordChanged, mailInvite}
+var mailNames = []string{mailReset, mailPasswordChanged, mailInvite, mailFactorChanged}
 
 // loadMailTemplates parses the embedded templates, each replaced by the file
 // of the same name in dir when dir is set and holds one. A file in dir
@@ -103,7 +107,8 @@ func loadMailTemplates(dir string) (*mailTemplates, error) {
 		}
 		t.byName[name] = mt
 		sample := mailData{Site: "gatehouse.example", Email: "user@example.com", Link: "https://gatehouse.example/auth/reset?token=x",
-			Lifetime: "30 minutes", Time: "Mon, 02 Jan 2006 15:04 UTC", ForgotURL: "https://gatehouse.example/auth/forgot"}
+			Lifetime: "30 minutes", Time: "Mon, 02 Jan 2006 15:04 UTC", ForgotURL: "https://gatehouse.example/auth/forgot",
+			Change: "a second factor was added"}
 		if _, err := t.render(name, sample.Email, sample, time.Time{}); err != nil {
 			return nil, err
 		}

@@ -187,6 +187,9 @@ func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *pro
 			web.WriteProblem(w, r, problem)
 			return
 		}
+		if h.second.afterFirstFactor(w, r, u, p.Name, groups, flow.Redirect) {
+			return
+		}
 		err = h.startSession(w, r, u, p.Name, groups)
 	}
 	if errors.Is(err, storage.ErrCredentialsChanged) {

@@ -83,6 +83,8 @@ type oauthEnvOptions struct {
 	// wrapStore, when set, wraps the Handler's store (e.g. to interleave
 	// another change); the env's Store stays the bbolt store underneath.
 	wrapStore func(storage.Store) storage.Store
+	// secondFactor is --second-factor (default optional).
+	secondFactor SecondFactorPolicy
 }
 
 const (
@@ -149,6 +151,7 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 	t.Cleanup(func() { _ = store.Close() })
 	e.testEnv = newTestEnv(t, func(c *Config) {
 		c.Store = store
+		c.SecondFactor = opts.secondFactor
 		if opts.wrapStore != nil {
 			c.Store = opts.wrapStore(store)
 		}

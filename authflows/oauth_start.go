@@ -22,6 +22,8 @@ type oauthFlow struct {
 	// that unauthenticated requests cannot fill the store with pending
 	// flows (DS1): at most flowStartBurst per flowStartPeriod.
 	starts map[string]*keyedLimiter
+	// second steps a sign-in through /auth/2fa under --second-factor=required-all.
+	second *twoFactorFlow
 }
 
 // oauthStore is what the OAuth flows need of the store.

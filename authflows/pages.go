@@ -119,7 +119,8 @@ func checkPageDir(dir string, known []string) error {
 }
 
 // render writes the named page with status. Pages carry a strict CSP (no
-// scripts, no inline styles) and are never framed or cached.
+// inline scripts or styles; only the second factor's pages load a script,
+// pageCSP) and are never framed or cached.
 func (h *core) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	t, ok := h.pages.byName[name]
 	if !ok {
@@ -133,7 +134,7 @@ func (h *core) render(w http.ResponseWriter, r *http.Request, status int, name s
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/html; charset=utf-8")
-	hdr.Set("Content-Security-Policy", web.PageCSP)
+	hdr.Set("Content-Security-Policy", pageCSP(name))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }

@@ -38,20 +38,43 @@ func newSecret() string {
 // comma-separated groups the sign-in earned (policy.Policy.Earned), kept on
 // the record for the gate and X-Forwarded-Groups.
 func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.User, method, groups string) error {
+	return h.startSessionWith(w, r, u, signIn{Method: method, Groups: groups})
+}
+
+// reissueSession replaces the browser's session s with a new one of the
+// same sign-in (SS4 after a credential change): a fresh id at u's epoch,
+// the same first and second factor and groups. Every re-issue goes
+// through here.
+func (h *core) reissueSession(w http.ResponseWriter, r *http.Request, u storage.User, s storage.Session) error {
+	return h.startSessionWith(w, r, u, signIn{Method: s.Method, SecondFactor: s.SecondFactor, Groups: s.Groups})
+}
+
+// signIn is what a new session records of how it was made.
+type signIn struct {
+	Method       string // the first factor: "pwd", "hwk" or a provider's name
+	SecondFactor string // "otp", "hwk", "rec" or empty
+	Groups       string
+}
+
+// startSessionWith is startSession for a sign-in that may have given a
+// second factor (twofactor.go).
+func (h *core) startSessionWith(w http.ResponseWriter, r *http.Request, u storage.User, in signIn) error {
+	method, groups := in.Method, in.Groups
 	sessionID := newSecret()
 	now := h.now()
 	s := storage.Session{
-		IDHash:    storage.HashSecret(sessionID),
-		UserID:    u.ID,
-		Email:     u.Email,
-		CreatedAt: now,
-		ExpiresAt: now.Add(h.cfg.SessionTTL),
-		LastSeen:  now,
-		Epoch:     u.Epoch,
-		Method:    method,
-		Groups:    groups,
-		IP:        clientIPString(h.cfg.ClientIP(r)),
-		UserAgent: truncateUserAgent(r.UserAgent()),
+		IDHash:       storage.HashSecret(sessionID),
+		UserID:       u.ID,
+		Email:        u.Email,
+		CreatedAt:    now,
+		ExpiresAt:    now.Add(h.cfg.SessionTTL),
+		LastSeen:     now,
+		Epoch:        u.Epoch,
+		Method:       method,
+		SecondFactor: in.SecondFactor,
+		Groups:       groups,
+		IP:           clientIPString(h.cfg.ClientIP(r)),
+		UserAgent:    truncateUserAgent(r.UserAgent()),
 	}
 	if err := h.sessions.CreateSession(r.Context(), s); err != nil {
 		return fmt.Errorf("create session: %w", err)

@@ -111,6 +111,11 @@ type limits struct {
 	// neither spends POST /auth/reset's floor.
 	passwordIP *keyedLimiter
 	inviteIP   *keyedLimiter
+	// secondFactorFailures counts failed second factors per account (user
+	// id), secondFactorDevice per device cookie of the account's owner
+	// instead (DV1).
+	secondFactorFailures *keyedLimiter
+	secondFactorDevice   *keyedLimiter
 }
 
 func newLimits(now func() time.Time) *limits {
@@ -123,6 +128,9 @@ func newLimits(now func() time.Time) *limits {
 		resetIP:        newKeyedLimiter(60, time.Minute, now),
 		passwordIP:     newKeyedLimiter(60, time.Minute, now),
 		inviteIP:       newKeyedLimiter(60, time.Minute, now),
+
+		secondFactorFailures: newKeyedLimiter(5, 15*time.Minute, now),
+		secondFactorDevice:   newKeyedLimiter(5, 15*time.Minute, now),
 	}
 }
 

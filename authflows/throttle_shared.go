@@ -54,4 +54,6 @@ func (l *limits) share(rs RateStore, onError func(bucket string, err error)) {
 	l.resetIP.share(rs, "reset_ip", time.Minute, onError)
 	l.passwordIP.share(rs, "password_ip", time.Minute, onError)
 	l.inviteIP.share(rs, "invite_ip", time.Minute, onError)
+	l.secondFactorFailures.share(rs, "second_factor_failures", 15*time.Minute, onError)
+	l.secondFactorDevice.share(rs, "second_factor_device", 15*time.Minute, onError)
 }

@@ -230,3 +230,22 @@ type FactorStore interface {
 	// many records went.
 	DeleteExpiredFactorRecords(ctx context.Context, now time.Time) (int, error)
 }
+
+// MailKindFactorChanged is "tell UserID that its second factor changed":
+// the notice after an enrolment, a removal, new recovery codes or an
+// administrator's reset, rendered at delivery. Subject holds which change
+// (the FactorNotice… values).
+const MailKindFactorChanged = "factor_changed"
+
+// The changes a MailKindFactorChanged job tells of.
+const (
+	FactorNoticeAdded         = "added"
+	FactorNoticeRemoved       = "removed"
+	FactorNoticeRecoveryCodes = "recovery_codes"
+	FactorNoticeReset         = "reset"
+)
+
+// FactorChangedJob is the notice job of a change to u's second factor at at.
+func FactorChangedJob(u User, at time.Time, change string) Mail {
+	return Mail{Kind: MailKindFactorChanged, UserID: u.ID, To: u.Email, Subject: change, CreatedAt: at, NextAttempt: at}
+}

@@ -31,7 +31,8 @@ type API interface {
 	RevokeSessions(ctx context.Context, email string) (Change, error)
 	Sessions(ctx context.Context, email string) ([]Session, error)
 	RotateSigningKey(ctx context.Context) (KeyRotation, error)
-	TokenAPI // tokens.go
+	TokenAPI        // tokens.go
+	SecondFactorAPI // secondfactor.go
 }
 
 // KeyRotation is the outcome of RotateSigningKey: the new key's id and how
@@ -109,7 +110,8 @@ type Store interface {
 	SessionsOfUser(ctx context.Context, userID string) ([]storage.Session, error)
 	QueueInviteMail(ctx context.Context, userID string, now time.Time) error
 	EnqueueMail(ctx context.Context, m storage.Mail) (uint64, error)
-	TokenStore // tokens.go
+	TokenStore  // tokens.go
+	FactorStore // secondfactor.go
 }
 
 // Service is the API on a store. Every change is an audit event naming its

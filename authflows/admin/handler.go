@@ -86,6 +86,7 @@ func (h *Handler) routes() *http.ServeMux {
 		h.answer(w, r, http.StatusOK, k, err)
 	})
 	h.tokenRoutes(m)
+	h.secondFactorRoutes(m)
 	return m
 }
 

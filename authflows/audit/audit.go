@@ -37,6 +37,11 @@ const (
 	SignupRefused    = "signup_refused"
 	TokenCreated     = "token_created"
 	TokenRevoked     = "token_revoked"
+
+	FactorAdded              = "factor_added"
+	FactorRemoved            = "factor_removed"
+	RecoveryCodesRegenerated = "recovery_codes_regenerated"
+	SecondFactorFailed       = "second_factor_failed"
 )
 
 // Names lists every event name, for tests and documentation.
@@ -44,6 +49,7 @@ var Names = []string{
 	Login, LoginFailed, Logout, ResetRequested, ResetCompleted, InviteSent, InviteAccepted,
 	PasswordChanged, IdentityLinked, IdentityUnlinked, UserCreated, UserDisabled, UserEnabled,
 	UserDeleted, SessionsRevoked, AccessDenied, SignupRefused, TokenCreated, TokenRevoked,
+	FactorAdded, FactorRemoved, RecoveryCodesRegenerated, SecondFactorFailed,
 }
 
 // Event is one audit record. Empty fields are left out of the line.

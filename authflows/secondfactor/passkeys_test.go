@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/authflows/secondfactor/passkeytest"
 	"github.com/gatehouse-auth/gatehouse/storage"
 	"github.com/gatehouse-auth/gatehouse/storage/bolt"
 )
@@ -39,23 +40,23 @@ func newPasskeyEnv(t *testing.T) *passkeyEnv {
 }
 
 // register runs a registration ceremony of a with u and returns its result.
-func (e *passkeyEnv) register(t *testing.T, u storage.User, a *softAuthenticator) (Registered, error) {
+func (e *passkeyEnv) register(t *testing.T, u storage.User, a *passkeytest.Authenticator) (Registered, error) {
 	t.Helper()
 	begun, err := e.passkeys.BeginRegistration(t.Context(), u, e.session)
 	if err != nil {
 		t.Fatalf("BeginRegistration: %v", err)
 	}
-	return e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(a.create(t, begun.Options)), "  Laptop ")
+	return e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(a.Create(t, begun.Options)), "  Laptop ")
 }
 
 // login runs a discoverable sign-in with a.
-func (e *passkeyEnv) login(t *testing.T, a *softAuthenticator) (storage.Passkey, error) {
+func (e *passkeyEnv) login(t *testing.T, a *passkeytest.Authenticator) (storage.Passkey, error) {
 	t.Helper()
 	begun, err := e.passkeys.BeginLogin(t.Context())
 	if err != nil {
 		t.Fatalf("BeginLogin: %v", err)
 	}
-	return e.passkeys.FinishLogin(t.Context(), begun.Binding, bytes.NewReader(a.get(t, begun.Options)))
+	return e.passkeys.FinishLogin(t.Context(), begun.Binding, bytes.NewReader(a.Get(t, begun.Options)))
 }
 
 func (e *passkeyEnv) passkeysOf(t *testing.T, userID string) []storage.Passkey {
@@ -70,22 +71,22 @@ func (e *passkeyEnv) passkeysOf(t *testing.T, userID string) []storage.Passkey {
 func TestPasskeyRegisterAndSignIn(t *testing.T) {
 	e := newPasskeyEnv(t)
 	u := newUser(t, e.store, "ada")
-	a := newSoftAuthenticator(t, testOrigin, testRPID)
-	a.backupEligible, a.backedUp = true, true
+	a := passkeytest.New(t, testOrigin, testRPID)
+	a.BackupEligible, a.BackedUp = true, true
 
 	begun, err := e.passkeys.BeginRegistration(t.Context(), u, e.session)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := parseOptions(t, begun.Options)
+	o := passkeytest.ParseOptions(t, begun.Options)
 	sel := o.PublicKey.AuthenticatorSelection
 	if o.PublicKey.RP.ID != testRPID || sel.ResidentKey != "required" || sel.UserVerification != "required" || o.PublicKey.Attestation != "none" {
 		t.Fatalf("creation options %s: want rp %s, resident key and user verification required, attestation none", begun.Options, testRPID)
 	}
-	if got, _ := b64.DecodeString(o.PublicKey.User.ID); string(got) != u.ID {
+	if got, _ := passkeytest.B64.DecodeString(o.PublicKey.User.ID); string(got) != u.ID {
 		t.Fatalf("user.id %q, want the user id", o.PublicKey.User.ID)
 	}
-	reg, err := e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(a.create(t, begun.Options)), "  Laptop ")
+	reg, err := e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(a.Create(t, begun.Options)), "  Laptop ")
 	if err != nil {
 		t.Fatalf("FinishRegistration: %v", err)
 	}
@@ -97,7 +98,7 @@ func TestPasskeyRegisterAndSignIn(t *testing.T) {
 		t.Fatalf("%d passkeys stored, want 1", len(stored))
 	}
 	p := stored[0]
-	if !bytes.Equal(p.CredentialID, a.credential) || p.Name != "Laptop" || string(p.UserHandle) != u.ID ||
+	if !bytes.Equal(p.CredentialID, a.Credential) || p.Name != "Laptop" || string(p.UserHandle) != u.ID ||
 		!p.UserVerified || !p.BackupEligible || !p.BackupState || p.AttestationFormat != "none" ||
 		strings.Join(p.Transports, ",") != "internal,hybrid" || !p.CreatedAt.Equal(e.clock.Now()) {
 		t.Fatalf("stored passkey %+v", p)
@@ -111,12 +112,12 @@ func TestPasskeyRegisterAndSignIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o = parseOptions(t, begun.Options)
+	o = passkeytest.ParseOptions(t, begun.Options)
 	if len(o.PublicKey.AllowCredentials) != 0 || o.PublicKey.UserVerification != "required" || o.PublicKey.RPID != testRPID {
 		t.Fatalf("request options %s: want no allow list, user verification required, rpId %s", begun.Options, testRPID)
 	}
 	e.clock.Add(time.Minute)
-	got, err := e.passkeys.FinishLogin(t.Context(), begun.Binding, bytes.NewReader(a.get(t, begun.Options)))
+	got, err := e.passkeys.FinishLogin(t.Context(), begun.Binding, bytes.NewReader(a.Get(t, begun.Options)))
 	if err != nil {
 		t.Fatalf("FinishLogin: %v", err)
 	}
@@ -128,12 +129,12 @@ func TestPasskeyRegisterAndSignIn(t *testing.T) {
 	}
 
 	// A second passkey is not the first factor: no new codes.
-	second := newSoftAuthenticator(t, testOrigin, testRPID)
+	second := passkeytest.New(t, testOrigin, testRPID)
 	begun, _ = e.passkeys.BeginRegistration(t.Context(), u, e.session)
-	if ex := parseOptions(t, begun.Options).PublicKey.ExcludeCredentials; len(ex) != 1 || ex[0].ID != b64.EncodeToString(a.credential) {
+	if ex := passkeytest.ParseOptions(t, begun.Options).PublicKey.ExcludeCredentials; len(ex) != 1 || ex[0].ID != passkeytest.B64.EncodeToString(a.Credential) {
 		t.Fatalf("excludeCredentials %+v: want the registered passkey", ex)
 	}
-	reg, err = e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(second.create(t, begun.Options)), "")
+	reg, err = e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(second.Create(t, begun.Options)), "")
 	if err != nil || reg.RecoveryCodes != nil || reg.Passkey.Name != "Passkey" {
 		t.Fatalf("second passkey: %+v, %v", reg, err)
 	}
@@ -144,36 +145,36 @@ func TestPasskeyRegisterAndSignIn(t *testing.T) {
 func TestPasskeySignCount(t *testing.T) {
 	e := newPasskeyEnv(t)
 	u := newUser(t, e.store, "ada")
-	counterless := newSoftAuthenticator(t, testOrigin, testRPID)
+	counterless := passkeytest.New(t, testOrigin, testRPID)
 	if _, err := e.register(t, u, counterless); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		counterless.counter = ^uint32(0) // get() adds one: zero again
+		counterless.Counter = ^uint32(0) // get() adds one: zero again
 		if _, err := e.login(t, counterless); err != nil {
 			t.Fatalf("a counterless authenticator: %v", err)
 		}
 	}
 
-	a := newSoftAuthenticator(t, testOrigin, testRPID)
+	a := passkeytest.New(t, testOrigin, testRPID)
 	if _, err := e.register(t, u, a); err != nil {
 		t.Fatal(err)
 	}
-	a.counter = 9
+	a.Counter = 9
 	if got, err := e.login(t, a); err != nil || got.SignCount != 10 {
 		t.Fatalf("sign-in at 10: %+v, %v", got, err)
 	}
 	clone := *a
-	clone.counter = 8 // a copy of the key, behind the original
+	clone.Counter = 8 // a copy of the key, behind the original
 	if _, err := e.login(t, &clone); !errors.Is(err, ErrPossibleClone) || !errors.Is(err, ErrInvalidCredential) {
 		t.Fatalf("counter 9 after 10: %v, want ErrPossibleClone", err)
 	}
-	clone.counter = 9
+	clone.Counter = 9
 	if _, err := e.login(t, &clone); !errors.Is(err, ErrPossibleClone) {
 		t.Fatalf("counter 10 again: %v, want ErrPossibleClone", err)
 	}
 	for _, p := range e.passkeysOf(t, u.ID) {
-		if bytes.Equal(p.CredentialID, a.credential) && p.SignCount != 10 {
+		if bytes.Equal(p.CredentialID, a.Credential) && p.SignCount != 10 {
 			t.Fatalf("a refused sign-in moved the counter to %d", p.SignCount)
 		}
 	}
@@ -183,44 +184,44 @@ func TestPasskeySignCount(t *testing.T) {
 func TestPasskeyRegistrationRefused(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		tamper func(a *softAuthenticator)
-		body   func(t *testing.T, a *softAuthenticator, options json.RawMessage) []byte
+		tamper func(a *passkeytest.Authenticator)
+		body   func(t *testing.T, a *passkeytest.Authenticator, options json.RawMessage) []byte
 		want   error
 	}{
-		{name: "wrong origin", tamper: func(a *softAuthenticator) { a.origin = "https://evil.example" }, want: ErrInvalidCredential},
-		{name: "sibling origin", tamper: func(a *softAuthenticator) { a.origin = "https://other.app.example.com" }, want: ErrInvalidCredential},
-		{name: "http origin", tamper: func(a *softAuthenticator) { a.origin = "http://app.example.com" }, want: ErrInvalidCredential},
-		{name: "wrong RP id", tamper: func(a *softAuthenticator) { a.rpID = "evil.example" }, want: ErrInvalidCredential},
-		{name: "parent RP id", tamper: func(a *softAuthenticator) { a.rpID = "example.com" }, want: ErrInvalidCredential},
-		{name: "another challenge", tamper: func(a *softAuthenticator) { a.challenge = b64.EncodeToString(make([]byte, 32)) }, want: errChallengeNotShown},
-		{name: "a get, not a create", tamper: func(a *softAuthenticator) { a.ceremonyType = "webauthn.get" }, want: ErrInvalidCredential},
-		{name: "no user verification", tamper: func(a *softAuthenticator) { a.noUV = true }, want: ErrInvalidCredential},
-		{name: "backed up but not eligible", tamper: func(a *softAuthenticator) { a.backedUp = true }, want: ErrInvalidCredential},
-		{name: "not JSON", body: func(*testing.T, *softAuthenticator, json.RawMessage) []byte { return []byte("{") }, want: ErrInvalidCredential},
-		{name: "empty", body: func(*testing.T, *softAuthenticator, json.RawMessage) []byte { return nil }, want: ErrInvalidCredential},
-		{name: "trailing data", body: func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte {
-			return append(a.create(t, o), "{}"...)
+		{name: "wrong origin", tamper: func(a *passkeytest.Authenticator) { a.Origin = "https://evil.example" }, want: ErrInvalidCredential},
+		{name: "sibling origin", tamper: func(a *passkeytest.Authenticator) { a.Origin = "https://other.app.example.com" }, want: ErrInvalidCredential},
+		{name: "http origin", tamper: func(a *passkeytest.Authenticator) { a.Origin = "http://app.example.com" }, want: ErrInvalidCredential},
+		{name: "wrong RP id", tamper: func(a *passkeytest.Authenticator) { a.RPID = "evil.example" }, want: ErrInvalidCredential},
+		{name: "parent RP id", tamper: func(a *passkeytest.Authenticator) { a.RPID = "example.com" }, want: ErrInvalidCredential},
+		{name: "another challenge", tamper: func(a *passkeytest.Authenticator) { a.Challenge = passkeytest.B64.EncodeToString(make([]byte, 32)) }, want: errChallengeNotShown},
+		{name: "a get, not a create", tamper: func(a *passkeytest.Authenticator) { a.CeremonyType = "webauthn.get" }, want: ErrInvalidCredential},
+		{name: "no user verification", tamper: func(a *passkeytest.Authenticator) { a.NoUV = true }, want: ErrInvalidCredential},
+		{name: "backed up but not eligible", tamper: func(a *passkeytest.Authenticator) { a.BackedUp = true }, want: ErrInvalidCredential},
+		{name: "not JSON", body: func(*testing.T, *passkeytest.Authenticator, json.RawMessage) []byte { return []byte("{") }, want: ErrInvalidCredential},
+		{name: "empty", body: func(*testing.T, *passkeytest.Authenticator, json.RawMessage) []byte { return nil }, want: ErrInvalidCredential},
+		{name: "trailing data", body: func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte {
+			return append(a.Create(t, o), "{}"...)
 		}, want: ErrInvalidCredential},
-		{name: "garbled attestation object", body: func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte {
-			return replaceField(t, a.create(t, o), "attestationObject", b64.EncodeToString([]byte("not cbor at all")))
+		{name: "garbled attestation object", body: func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte {
+			return replaceField(t, a.Create(t, o), "attestationObject", passkeytest.B64.EncodeToString([]byte("not cbor at all")))
 		}, want: ErrInvalidCredential},
-		{name: "attestation object not base64url", body: func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte {
-			return replaceField(t, a.create(t, o), "attestationObject", "%%%")
+		{name: "attestation object not base64url", body: func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte {
+			return replaceField(t, a.Create(t, o), "attestationObject", "%%%")
 		}, want: ErrInvalidCredential},
-		{name: "id and rawId differ", body: func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte {
+		{name: "id and rawId differ", body: func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte {
 			var m map[string]any
-			_ = json.Unmarshal(a.create(t, o), &m)
-			m["id"] = b64.EncodeToString([]byte("another credential"))
-			return mustJSON(t, m)
+			_ = json.Unmarshal(a.Create(t, o), &m)
+			m["id"] = passkeytest.B64.EncodeToString([]byte("another credential"))
+			return passkeytest.MustJSON(t, m)
 		}, want: ErrInvalidCredential},
-		{name: "too large", body: func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte {
-			return append(a.create(t, o), bytes.Repeat([]byte(" "), MaxCredentialJSON)...)
+		{name: "too large", body: func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte {
+			return append(a.Create(t, o), bytes.Repeat([]byte(" "), MaxCredentialJSON)...)
 		}, want: ErrTooLarge},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newPasskeyEnv(t)
 			u := newUser(t, e.store, "ada")
-			a := newSoftAuthenticator(t, testOrigin, testRPID)
+			a := passkeytest.New(t, testOrigin, testRPID)
 			if c.tamper != nil {
 				c.tamper(a)
 			}
@@ -230,7 +231,7 @@ func TestPasskeyRegistrationRefused(t *testing.T) {
 			}
 			body := c.body
 			if body == nil {
-				body = func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte { return a.create(t, o) }
+				body = func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte { return a.Create(t, o) }
 			}
 			_, err = e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(body(t, a, begun.Options)), "x")
 			if c.want == errChallengeNotShown {
@@ -245,8 +246,8 @@ func TestPasskeyRegistrationRefused(t *testing.T) {
 				t.Fatalf("a refused registration stored %+v", have)
 			}
 			// The ceremony is used up: a correct answer now is too late.
-			fixed := newSoftAuthenticator(t, testOrigin, testRPID)
-			_, err = e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(fixed.create(t, begun.Options)), "x")
+			fixed := passkeytest.New(t, testOrigin, testRPID)
+			_, err = e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(fixed.Create(t, begun.Options)), "x")
 			if !errors.Is(err, ErrCeremonyNotFound) {
 				t.Fatalf("the ceremony after a refusal: %v, want ErrCeremonyNotFound", err)
 			}
@@ -260,12 +261,12 @@ func TestPasskeyCeremonyBinding(t *testing.T) {
 	e := newPasskeyEnv(t)
 	u := newUser(t, e.store, "ada")
 	other := newUser(t, e.store, "bob")
-	a := newSoftAuthenticator(t, testOrigin, testRPID)
+	a := passkeytest.New(t, testOrigin, testRPID)
 	begun, err := e.passkeys.BeginRegistration(t.Context(), u, e.session)
 	if err != nil {
 		t.Fatal(err)
 	}
-	answer := a.create(t, begun.Options)
+	answer := a.Create(t, begun.Options)
 	for _, c := range []struct {
 		name    string
 		user    storage.User
@@ -299,20 +300,20 @@ func TestPasskeyCeremonyBinding(t *testing.T) {
 		{"another session", u, storage.HashSecret("another session")},
 		{"another user", other, e.session},
 	} {
-		b := newSoftAuthenticator(t, testOrigin, testRPID)
+		b := passkeytest.New(t, testOrigin, testRPID)
 		begun, _ := e.passkeys.BeginRegistration(t.Context(), u, e.session)
-		_, err := e.passkeys.FinishRegistration(t.Context(), c.user, c.session, begun.Binding, bytes.NewReader(b.create(t, begun.Options)), "x")
+		_, err := e.passkeys.FinishRegistration(t.Context(), c.user, c.session, begun.Binding, bytes.NewReader(b.Create(t, begun.Options)), "x")
 		if !errors.Is(err, ErrCeremonyNotFound) {
 			t.Fatalf("finished by %s: %v, want ErrCeremonyNotFound", c.name, err)
 		}
-		if _, err := e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(b.create(t, begun.Options)), "x"); !errors.Is(err, ErrCeremonyNotFound) {
+		if _, err := e.passkeys.FinishRegistration(t.Context(), u, e.session, begun.Binding, bytes.NewReader(b.Create(t, begun.Options)), "x"); !errors.Is(err, ErrCeremonyNotFound) {
 			t.Fatalf("after %s tried: %v, want ErrCeremonyNotFound", c.name, err)
 		}
 	}
 
 	// Sign-in: a challenge twice, a registration's binding, an expired one.
 	begun, _ = e.passkeys.BeginLogin(t.Context())
-	assertion := a.get(t, begun.Options)
+	assertion := a.Get(t, begun.Options)
 	if _, err := e.passkeys.FinishLogin(t.Context(), begun.Binding, bytes.NewReader(assertion)); err != nil {
 		t.Fatalf("FinishLogin: %v", err)
 	}
@@ -320,12 +321,12 @@ func TestPasskeyCeremonyBinding(t *testing.T) {
 		t.Fatalf("the same assertion twice: %v, want ErrCeremonyNotFound", err)
 	}
 	reg, _ := e.passkeys.BeginRegistration(t.Context(), u, e.session)
-	if _, err := e.passkeys.FinishLogin(t.Context(), reg.Binding, bytes.NewReader(a.get(t, reg.Options))); !errors.Is(err, ErrCeremonyNotFound) {
+	if _, err := e.passkeys.FinishLogin(t.Context(), reg.Binding, bytes.NewReader(a.Get(t, reg.Options))); !errors.Is(err, ErrCeremonyNotFound) {
 		t.Fatalf("a registration's ceremony used to sign in: %v, want ErrCeremonyNotFound", err)
 	}
 	begun, _ = e.passkeys.BeginLogin(t.Context())
 	e.clock.Add(DefaultCeremonyTTL)
-	if _, err := e.passkeys.FinishLogin(t.Context(), begun.Binding, bytes.NewReader(a.get(t, begun.Options))); !errors.Is(err, ErrCeremonyNotFound) {
+	if _, err := e.passkeys.FinishLogin(t.Context(), begun.Binding, bytes.NewReader(a.Get(t, begun.Options))); !errors.Is(err, ErrCeremonyNotFound) {
 		t.Fatalf("after %s: %v, want ErrCeremonyNotFound", DefaultCeremonyTTL, err)
 	}
 }
@@ -334,34 +335,34 @@ func TestPasskeyCeremonyBinding(t *testing.T) {
 func TestPasskeySignInRefused(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		tamper func(a *softAuthenticator)
-		body   func(t *testing.T, a *softAuthenticator, options json.RawMessage) []byte
+		tamper func(a *passkeytest.Authenticator)
+		body   func(t *testing.T, a *passkeytest.Authenticator, options json.RawMessage) []byte
 	}{
-		{name: "wrong origin", tamper: func(a *softAuthenticator) { a.origin = "https://evil.example" }},
-		{name: "wrong RP id", tamper: func(a *softAuthenticator) { a.rpID = "evil.example" }},
-		{name: "another challenge", tamper: func(a *softAuthenticator) { a.challenge = b64.EncodeToString(make([]byte, 32)) }},
-		{name: "a create, not a get", tamper: func(a *softAuthenticator) { a.ceremonyType = "webauthn.create" }},
-		{name: "no user verification", tamper: func(a *softAuthenticator) { a.noUV = true }},
-		{name: "another user's handle", tamper: func(a *softAuthenticator) { a.userHandle = []byte(storage.NewUserID()) }},
-		{name: "unknown credential", tamper: func(a *softAuthenticator) { a.credential = []byte("never registered") }},
-		{name: "signed by another key", tamper: func(a *softAuthenticator) {
-			a.key, _ = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		{name: "wrong origin", tamper: func(a *passkeytest.Authenticator) { a.Origin = "https://evil.example" }},
+		{name: "wrong RP id", tamper: func(a *passkeytest.Authenticator) { a.RPID = "evil.example" }},
+		{name: "another challenge", tamper: func(a *passkeytest.Authenticator) { a.Challenge = passkeytest.B64.EncodeToString(make([]byte, 32)) }},
+		{name: "a create, not a get", tamper: func(a *passkeytest.Authenticator) { a.CeremonyType = "webauthn.create" }},
+		{name: "no user verification", tamper: func(a *passkeytest.Authenticator) { a.NoUV = true }},
+		{name: "another user's handle", tamper: func(a *passkeytest.Authenticator) { a.UserHandle = []byte(storage.NewUserID()) }},
+		{name: "unknown credential", tamper: func(a *passkeytest.Authenticator) { a.Credential = []byte("never registered") }},
+		{name: "signed by another key", tamper: func(a *passkeytest.Authenticator) {
+			a.Key, _ = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		}},
-		{name: "garbled authenticator data", body: func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte {
-			return replaceField(t, a.get(t, o), "authenticatorData", b64.EncodeToString([]byte("short")))
+		{name: "garbled authenticator data", body: func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte {
+			return replaceField(t, a.Get(t, o), "authenticatorData", passkeytest.B64.EncodeToString([]byte("short")))
 		}},
-		{name: "no signature", body: func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte {
-			return replaceField(t, a.get(t, o), "signature", "")
+		{name: "no signature", body: func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte {
+			return replaceField(t, a.Get(t, o), "signature", "")
 		}},
-		{name: "not JSON", body: func(*testing.T, *softAuthenticator, json.RawMessage) []byte { return []byte(`{"id":`) }},
-		{name: "too large", body: func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte {
+		{name: "not JSON", body: func(*testing.T, *passkeytest.Authenticator, json.RawMessage) []byte { return []byte(`{"id":`) }},
+		{name: "too large", body: func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte {
 			return bytes.Repeat([]byte("x"), MaxCredentialJSON+1)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newPasskeyEnv(t)
 			u := newUser(t, e.store, "ada")
-			a := newSoftAuthenticator(t, testOrigin, testRPID)
+			a := passkeytest.New(t, testOrigin, testRPID)
 			if _, err := e.register(t, u, a); err != nil {
 				t.Fatal(err)
 			}
@@ -371,7 +372,7 @@ func TestPasskeySignInRefused(t *testing.T) {
 			begun, _ := e.passkeys.BeginLogin(t.Context())
 			body := c.body
 			if body == nil {
-				body = func(t *testing.T, a *softAuthenticator, o json.RawMessage) []byte { return a.get(t, o) }
+				body = func(t *testing.T, a *passkeytest.Authenticator, o json.RawMessage) []byte { return a.Get(t, o) }
 			}
 			_, err := e.passkeys.FinishLogin(t.Context(), begun.Binding, bytes.NewReader(body(t, a, begun.Options)))
 			if !errors.Is(err, ErrInvalidCredential) {
@@ -389,7 +390,7 @@ func TestPasskeySignInRefused(t *testing.T) {
 func TestPasskeySecondFactor(t *testing.T) {
 	e := newPasskeyEnv(t)
 	u, other := newUser(t, e.store, "ada"), newUser(t, e.store, "bob")
-	mine, theirs := newSoftAuthenticator(t, testOrigin, testRPID), newSoftAuthenticator(t, testOrigin, testRPID)
+	mine, theirs := passkeytest.New(t, testOrigin, testRPID), passkeytest.New(t, testOrigin, testRPID)
 	if _, err := e.register(t, u, mine); err != nil {
 		t.Fatal(err)
 	}
@@ -400,25 +401,25 @@ func TestPasskeySecondFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if allow := parseOptions(t, begun.Options).PublicKey.AllowCredentials; len(allow) != 1 || allow[0].ID != b64.EncodeToString(mine.credential) {
+	if allow := passkeytest.ParseOptions(t, begun.Options).PublicKey.AllowCredentials; len(allow) != 1 || allow[0].ID != passkeytest.B64.EncodeToString(mine.Credential) {
 		t.Fatalf("allowCredentials %+v: want only the user's passkey", allow)
 	}
-	_, err = e.passkeys.FinishSecondFactor(t.Context(), u.ID, begun.Binding, bytes.NewReader(theirs.get(t, begun.Options)))
+	_, err = e.passkeys.FinishSecondFactor(t.Context(), u.ID, begun.Binding, bytes.NewReader(theirs.Get(t, begun.Options)))
 	if !errors.Is(err, ErrInvalidCredential) {
 		t.Fatalf("another user's passkey as the second factor: %v, want ErrInvalidCredential", err)
 	}
 	begun, _ = e.passkeys.BeginSecondFactor(t.Context(), u.ID)
-	if _, err := e.passkeys.FinishSecondFactor(t.Context(), other.ID, begun.Binding, bytes.NewReader(theirs.get(t, begun.Options))); !errors.Is(err, ErrCeremonyNotFound) {
+	if _, err := e.passkeys.FinishSecondFactor(t.Context(), other.ID, begun.Binding, bytes.NewReader(theirs.Get(t, begun.Options))); !errors.Is(err, ErrCeremonyNotFound) {
 		t.Fatalf("a step begun for one user finished for another: %v, want ErrCeremonyNotFound", err)
 	}
 	begun, _ = e.passkeys.BeginSecondFactor(t.Context(), u.ID)
-	got, err := e.passkeys.FinishSecondFactor(t.Context(), u.ID, begun.Binding, bytes.NewReader(mine.get(t, begun.Options)))
+	got, err := e.passkeys.FinishSecondFactor(t.Context(), u.ID, begun.Binding, bytes.NewReader(mine.Get(t, begun.Options)))
 	if err != nil || got.UserID != u.ID || got.SignCount == 0 {
 		t.Fatalf("FinishSecondFactor: %+v, %v", got, err)
 	}
 	// A discoverable sign-in's ceremony is not a second factor's.
 	login, _ := e.passkeys.BeginLogin(t.Context())
-	if _, err := e.passkeys.FinishSecondFactor(t.Context(), u.ID, login.Binding, bytes.NewReader(mine.get(t, login.Options))); !errors.Is(err, ErrCeremonyNotFound) {
+	if _, err := e.passkeys.FinishSecondFactor(t.Context(), u.ID, login.Binding, bytes.NewReader(mine.Get(t, login.Options))); !errors.Is(err, ErrCeremonyNotFound) {
 		t.Fatalf("a sign-in ceremony finished as a second factor: %v, want ErrCeremonyNotFound", err)
 	}
 	if _, err := e.passkeys.BeginSecondFactor(t.Context(), newUser(t, e.store, "carol").ID); !errors.Is(err, ErrNoPasskey) {
@@ -429,7 +430,7 @@ func TestPasskeySecondFactor(t *testing.T) {
 func TestPasskeyRegisteredOnce(t *testing.T) {
 	e := newPasskeyEnv(t)
 	u, other := newUser(t, e.store, "ada"), newUser(t, e.store, "bob")
-	a := newSoftAuthenticator(t, testOrigin, testRPID)
+	a := passkeytest.New(t, testOrigin, testRPID)
 	if _, err := e.register(t, u, a); err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +474,7 @@ var errChallengeNotShown = errors.New("an error without the challenge")
 // the expected challenge in its text (errors are logged).
 func wantChallengeNotShown(t *testing.T, err error, options json.RawMessage) {
 	t.Helper()
-	challenge := parseOptions(t, options).PublicKey.Challenge
+	challenge := passkeytest.ParseOptions(t, options).PublicKey.Challenge
 	if !errors.Is(err, ErrInvalidCredential) || strings.Contains(err.Error(), challenge) {
 		t.Fatalf("wrong challenge: %v; want ErrInvalidCredential without the challenge %q", err, challenge)
 	}
@@ -487,5 +488,5 @@ func replaceField(t *testing.T, body []byte, field, value string) []byte {
 		t.Fatal(err)
 	}
 	m["response"].(map[string]any)[field] = value
-	return mustJSON(t, m)
+	return passkeytest.MustJSON(t, m)
 }

@@ -86,6 +86,8 @@ type Config struct {
 
 	// Bearer is machine access by identity providers' JWTs (flags_bearer.go).
 	Bearer BearerConfig
+	// SecondFactor is the second factor and passkeys (flags_secondfactor.go).
+	SecondFactor SecondFactorConfig
 
 	LogFormat string
 	LogLevel  string

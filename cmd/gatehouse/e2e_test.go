@@ -356,6 +356,10 @@ func TestBackgroundSweepAndLastSeen(t *testing.T) {
 		Purpose: storage.PurposeLogin, CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
+	if err := store.CreateWebAuthnCeremony(ctx, storage.WebAuthnCeremony{BrowserHash: storage.HashSecret("old ceremony"), Purpose: storage.CeremonyLogin,
+		CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
 	if err := store.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +370,7 @@ func TestBackgroundSweepAndLastSeen(t *testing.T) {
 			t.Fatalf("no sweep at start:\n%s", g.Logs.String())
 		}
 	}
-	if line := g.Logs.String(); !strings.Contains(line, "sessions=2 reset_tokens=1 oauth_flows=1") {
+	if line := g.Logs.String(); !strings.Contains(line, "sessions=2 reset_tokens=1 oauth_flows=1") || !strings.Contains(line, "factor_records=1") {
 		t.Errorf("sweep line: %s", line)
 	}
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -67,6 +67,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	policyFlags(fs, c)
 	pageFlags(fs, c)
 	bearerFlags(fs, c)
+	secondFactorFlags(fs, c)
 	fs.StringSliceVar(&c.TLS.Domains, "tls-domain", nil, "domain to obtain a certificate for by ACME; turns on automatic HTTPS (repeatable)")
 	fs.StringVar(&c.TLS.Email, "tls-email", "", "ACME account email")
 	fs.StringVar(&c.TLS.CA, "acme-ca", "https://acme-v02.api.letsencrypt.org/directory", "ACME directory URL")
@@ -309,6 +310,9 @@ func checkServe(fs *pflag.FlagSet, r *rawFlags) (Config, error) {
 		return Config{}, err
 	}
 	if err := checkBearerFlags(&c); err != nil {
+		return Config{}, err
+	}
+	if err := checkSecondFactorFlags(&c); err != nil {
 		return Config{}, err
 	}
 	c.Argon2Memory, c.Argon2Time = defaultArgon2Memory, defaultArgon2Time

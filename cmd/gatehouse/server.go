@@ -222,6 +222,8 @@ func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg promethe
 		Registerer:           reg,
 		Audit:                s.audit,
 		SharedLimits:         sharedLimits(s.store),
+		SecondFactor:         cfg.SecondFactor.Policy,
+		WebAuthnRPID:         cfg.SecondFactor.RPID,
 	})
 	if err != nil {
 		return err
@@ -659,15 +661,20 @@ func (s *server) sweepOnce(ctx context.Context) error {
 	}); ok {
 		buckets, err5 = rates.DeleteFullRateBuckets(ctx, now)
 	}
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil && ctx.Err() == nil {
+	// Second-factor steps, WebAuthn ceremonies (begun without a session)
+	// and unconfirmed authenticator apps.
+	factors, err6 := s.store.DeleteExpiredFactorRecords(ctx, now)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil && ctx.Err() == nil {
 		s.log.Error("sweep expired records", "err", err)
-	} else if sessions+tokens+flows+invites+buckets > 0 {
-		s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows, "invite_tokens", invites, "rate_buckets", buckets)
+	} else if sessions+tokens+flows+invites+buckets+factors > 0 {
+		s.log.Info("swept expired records", "sessions", sessions, "reset_tokens", tokens, "oauth_flows", flows, "invite_tokens", invites, "rate_buckets", buckets,
+			"factor_records", factors)
 	}
 	return nil
 }
 
-// sweep deletes expired sessions, reset tokens and OAuth flows (DS1) until
+// sweep deletes expired sessions, reset tokens, OAuth flows and
+// second-factor records (DS1) until
 // ctx ends, logging what it removed.
 func (s *server) sweep(ctx context.Context) error {
 	t := time.NewTicker(sweepInterval(s.cfg))
@@ -707,6 +714,7 @@ func ownCookies(cfg Config) []string {
 // meant, each with what to do (at a start and in `gatehouse config check`).
 func startWarnings(log *slog.Logger, cfg Config) {
 	warnNewcomerTraps(log, cfg)
+	warnPasskeysOff(log, cfg)
 	if len(cfg.ForwardAuthTrusted) > 0 && len(cfg.TrustedProxies) == 0 {
 		// Behind a front proxy every /auth/ request comes from its address:
 		// the per-client limits would be one bucket for every client.

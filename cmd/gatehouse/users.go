@@ -105,6 +105,14 @@ var usersCommands = []cliCommand{
 			}
 			return err
 		}},
+	{name: "reset-second-factor", synopsis: "E", help: "remove every second factor and recovery code of the user (mails a notice)", needsEmail: true,
+		run: func(ctx context.Context, api admin.API, o *cliOptions, out io.Writer) error {
+			f, err := api.ResetSecondFactor(ctx, o.email)
+			if err == nil {
+				fmt.Fprintf(out, "removed %d second factors of %s\n", f.FactorsRemoved, f.User.Email)
+			}
+			return err
+		}},
 }
 
 var sessionsCommands = []cliCommand{
