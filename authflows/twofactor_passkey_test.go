@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/secondfactor/passkeytest"
+	"github.com/gatehouse-auth/gatehouse/proxy/web"
 	"github.com/gatehouse-auth/gatehouse/storage"
 )
 
@@ -200,7 +201,7 @@ func TestSecondFactorSignInsMintNewSessionIDs(t *testing.T) {
 // body is refused as such.
 func TestSecondFactorBodiesBounded(t *testing.T) {
 	e := newTestEnv(t)
-	huge := `{"id":"` + strings.Repeat("A", MaxBodyBytes+1) + `"}`
+	huge := `{"id":"` + strings.Repeat("A", web.MaxAuthBody+1) + `"}`
 	for _, path := range []string{"/auth/passkey/login/finish", "/auth/2fa/passkey/finish", "/auth/2fa", "/auth/passkey/register/finish"} {
 		if code := e.ProblemCode(t, e.PostJSON(path, huge), http.StatusRequestEntityTooLarge); code != "body_too_large" {
 			t.Errorf("%s: %q", path, code)
