@@ -79,6 +79,11 @@ func (h *oauthFlow) callback(w http.ResponseWriter, r *http.Request) {
 		var tokenErr provider.IDTokenError
 		var scopeErr provider.ScopeError
 		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", err.Error()))
+		if errors.Is(err, provider.ErrClientRejected) {
+			// The operator's mistake: every sign-in with p fails until fixed.
+			h.log.ErrorContext(r.Context(), "the provider refused Gatehouse's client credentials: check --"+p.Name+"-client-secret (or --"+p.Name+"-client-secret-file) and --"+p.Name+"-client-id",
+				"provider", p.Name, "reason", err.Error())
+		}
 		switch {
 		case errors.As(err, &tokenErr):
 			web.WriteProblem(w, r, h.retryFrom(errInvalidIDToken, flow))

@@ -39,6 +39,11 @@ type providerError struct{ msg string }
 func (e providerError) Error() string { return e.msg }
 func (e providerError) Unwrap() error { return ErrCall }
 
+// clientRejected is a token exchange refused for the client's credentials.
+type clientRejected struct{ providerError }
+
+func (e clientRejected) Unwrap() []error { return []error{ErrCall, ErrClientRejected} }
+
 // Identify redeems code with the flow's PKCE verifier and the configured
 // redirect_uri (OA3), then lets the provider's kind identify the account
 // (checking nonce where the kind uses one). The provider's tokens live only
@@ -61,7 +66,14 @@ func exchangeError(err error) error {
 	var ue *url.Error
 	switch {
 	case errors.As(err, &re) && re.ErrorCode != "":
-		return providerError{"token exchange: error " + strconv.Quote(clip(re.ErrorCode, 64))}
+		e := providerError{"token exchange: error " + strconv.Quote(clip(re.ErrorCode, 64))}
+		switch re.ErrorCode {
+		case "invalid_client", "unauthorized_client", "incorrect_client_credentials":
+			return clientRejected{e}
+		}
+		return e
+	case errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized:
+		return clientRejected{providerError{"token exchange: HTTP 401"}}
 	case errors.As(err, &re) && re.Response != nil:
 		return providerError{fmt.Sprintf("token exchange: HTTP %d", re.Response.StatusCode)}
 	case errors.As(err, &ue):
