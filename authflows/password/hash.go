@@ -41,8 +41,11 @@ const (
 	saltLen = 16
 	keyLen  = 32
 	// hashWait is how long a request waits, by default, for a free hashing
-	// slot before it is answered 503 (PW5).
-	hashWait = 2 * time.Second
+	// slot before it is answered 503 (PW5): long enough for a person to
+	// outwait a sign-in storm (everyone at nine in the morning) on a small
+	// machine, since the queue, not more slots, absorbs it; short enough
+	// that a flood is refused rather than held without end.
+	hashWait = 10 * time.Second
 )
 
 // ErrBusy: every hashing slot stayed taken for hashWait.
@@ -91,7 +94,7 @@ type Limits struct {
 	// Slots is how many hashes may run at once; 0: half the CPUs, within
 	// half the Go memory limit (hashSlots).
 	Slots int
-	// Wait is how long a call waits for a free slot before ErrBusy; 0: 2 s,
+	// Wait is how long a call waits for a free slot before ErrBusy; 0: 10 s,
 	// negative: not at all.
 	Wait time.Duration
 	// Rest calls release after d without blocking; nil: time.AfterFunc.
