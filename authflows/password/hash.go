@@ -55,8 +55,10 @@ var ErrBusy = errors.New("password hashing at capacity")
 // (at least one), and no more than half the Go memory limit allows, hash at
 // once (see hashSlots), so memory stays bounded and a flood of sign-ins
 // leaves the proxy a core. Under contention a slot also rests after each
-// hash for as long as the hash took, so sustained hashing uses at most half
-// of the slots' cores (PW5); a lone sign-in never waits.
+// hash for as long as the hash worked (its time on a core by itself, at
+// most its time taken), so sustained hashing uses at most half of the
+// slots' cores (PW5); a lone sign-in never waits, and a queued one waits
+// up to hashWait.
 type Hasher struct {
 	params HashParams
 	slots  chan struct{}
@@ -67,6 +69,9 @@ type Hasher struct {
 	waiting atomic.Int32
 	// runs counts argon2 computations (Hash and Verify).
 	runs atomic.Int64
+	// unitCost is what one KiB × pass of argon2id took when the dummy hash
+	// was made (see work).
+	unitCost time.Duration
 }
 
 // Runs is how many argon2 computations h has made (Hash and Verify): tests
@@ -121,8 +126,16 @@ func NewLimitedHasher(p HashParams, l Limits) *Hasher {
 		l.Rest = func(d time.Duration, release func()) { time.AfterFunc(d, release) }
 	}
 	h := &Hasher{params: p, slots: make(chan struct{}, l.Slots), wait: l.Wait, rest: l.Rest}
+	start := time.Now()
 	h.dummy = h.encode(make([]byte, saltLen), argon2.IDKey([]byte("gatehouse-dummy"), make([]byte, saltLen), p.Time, p.Memory, p.Threads, keyLen), p)
+	h.unitCost = time.Since(start) / time.Duration(max(1, uint64(p.Memory)*uint64(p.Time)))
 	return h
+}
+
+// work is how long a hash with p takes a core by itself: the cost of the
+// dummy hash at start, scaled by memory × passes.
+func (h *Hasher) work(p HashParams) time.Duration {
+	return h.unitCost * time.Duration(uint64(p.Memory)*uint64(p.Time))
 }
 
 // hashSlots is how many hashes may run at once: half of procs (at least
@@ -168,7 +181,10 @@ func (h *Hasher) idKey(ctx context.Context, password string, salt []byte, p Hash
 	start := time.Now()
 	key := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, size)
 	if h.waiting.Load() > 0 {
-		h.rest(time.Since(start), h.release) // rest: others wait, the proxy gets the core
+		// Rest as long as the hash worked, so the slot uses at most half a
+		// core: its time by itself (work), not its time under load, which
+		// the scheduler stretched by sharing the core with the proxy.
+		h.rest(min(time.Since(start), max(h.work(p), time.Nanosecond)), h.release) // rest: others wait, the proxy gets the core
 	} else {
 		h.release()
 	}

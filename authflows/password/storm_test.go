@@ -31,3 +31,34 @@ func TestQueuedHashOutwaitsAShortStorm(t *testing.T) {
 		t.Errorf("a hash queued behind a 3 s storm: %v, want it hashed", err)
 	}
 }
+
+// Under contention the rest is the hash's work on a core by itself, not its
+// time stretched by a loaded machine: a hash slowed down by sharing its
+// core rests no longer than the same hash took when the hasher was made.
+func TestHasherRestIsTheWorkNotTheWait(t *testing.T) {
+	h, rests := oneSlotHasher(t)
+	h.unitCost = time.Nanosecond // the hash "by itself": memory × passes ns
+	h.slots <- struct{}{}
+	results := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := h.Hash(context.Background(), "a contended password")
+			results <- err
+		}()
+	}
+	for h.Waiting() != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	<-h.slots
+	if err := receive(t, results, "the first waiter's answer"); err != nil {
+		t.Fatal(err)
+	}
+	r := receive(t, rests, "the rest")
+	if want := time.Duration(testHashParams.Memory) * time.Duration(testHashParams.Time); r.d > want {
+		t.Errorf("rest of %v, want at most the work by itself, %v", r.d, want)
+	}
+	r.release()
+	if err := receive(t, results, "the second waiter's answer"); err != nil {
+		t.Fatal(err)
+	}
+}
