@@ -40,12 +40,16 @@ var (
 
 // loginForm is what the sign-in page shows.
 type loginForm struct {
-	Redirect  string // validated local path or allowed absolute URL, kept through a hidden field
-	Email     string // as typed, after a failed attempt
-	Notice    string
-	Error     string
-	Providers []providerLink // one button per configured provider
-	ForgotURL string         // the forgot page, keeping rd
+	Redirect string // validated local path or allowed absolute URL, kept through a hidden field
+	Email    string // as typed, after a failed attempt
+	Notice   string
+	Error    string
+	// FieldsInvalid marks the email and password inputs invalid: the
+	// refusal was about what was typed (wrong or missing), not a policy,
+	// a disabled account or a busy server.
+	FieldsInvalid bool
+	Providers     []providerLink // one button per configured provider
+	ForgotURL     string         // the forgot page, keeping rd
 
 	// SignedInAs is the email of a browser that is already signed in: the
 	// page offers "continue" (to rd) and "sign out" instead of the form.
@@ -279,6 +283,7 @@ func (h *signInFlow) loginRefused(w http.ResponseWriter, r *http.Request, p web.
 		return
 	}
 	form.Error = p.Title + "."
+	form.FieldsInvalid = p.Code == errInvalidCredentials.Code || p.Code == errMissingCredentials.Code
 	if p.Code == errRateLimited.Code {
 		form.Error += " Wait a few minutes, or ask for a reset link."
 	}
