@@ -204,6 +204,7 @@ func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg promethe
 		Providers:            providerConfigs(cfg),
 		Policy:               s.policy,
 		OpenSignup:           cfg.OpenSignup,
+		ProvidersOnly:        !cfg.PasswordSignIn,
 		MailTemplates:        cfg.MailTemplates,
 		TemplatesDir:         cfg.TemplatesDir,
 		AppName:              cfg.AppName,
