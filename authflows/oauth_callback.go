@@ -1,6 +1,7 @@
 package authflows
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"log/slog"
@@ -176,7 +177,7 @@ func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *pro
 			}
 			h.oauthEvent(r, p.Name, "signup_refused", slog.String("reason", reason))
 			h.recordAudit(r, audit.SignupRefused, "", id.Email, p.Name)
-			h.refusedAt(w, r, problem, p.Title, id.Email)
+			h.refusedAt(w, r, problem, p.Title, cmp.Or(id.Email, id.Login))
 			return
 		}
 		if !id.EmailVerified {
@@ -197,7 +198,7 @@ func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *pro
 		if problem, reason := h.signInRefusal(u, u.Email, groups); reason != "" {
 			h.oauthEvent(r, p.Name, "refused", slog.String("user_id", u.ID), slog.String("reason", reason))
 			h.recordAudit(r, audit.AccessDenied, u.ID, u.Email, p.Name)
-			h.refusedAt(w, r, problem, p.Title, id.Email)
+			h.refusedAt(w, r, problem, p.Title, cmp.Or(id.Email, id.Login))
 			return
 		}
 		err = h.startSession(w, r, u, p.Name, groups)

@@ -98,3 +98,16 @@ func TestRefusedProviderSignInPages(t *testing.T) {
 		})
 	}
 }
+
+// A GitHub account without a verified email is named by its login on the
+// refusal page, escaped.
+func TestRefusedPageNamesTheGitHubLogin(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{closedSignup: true})
+	e.setNext("github", oauthtest.Account{Subject: "47", Email: "x@example.com", EmailVerified: false, Login: "dave-the-octocat"})
+	b := e.newBrowser()
+	b.accept = "text/html"
+	a := b.flow("/auth/login/github")
+	if a.status != http.StatusForbidden || !strings.Contains(a.body, "<strong>dave-the-octocat</strong>") {
+		t.Errorf("%d, want 403 naming the login:\n%s", a.status, a.body)
+	}
+}

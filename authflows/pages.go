@@ -156,12 +156,12 @@ func (h *core) problem(w http.ResponseWriter, r *http.Request, p web.Problem) {
 type errorPage struct {
 	web.ErrorPageData
 	Provider string // the provider's title; "" outside a provider sign-in
-	Account  string // the email the provider reported; "" when none
+	Account  string // the email the provider vouched for, else its login there; "" when none
 }
 
 // refusedAt answers a provider sign-in refused with p: for a browser the
-// error page naming the account the provider reported (an email the
-// provider vouched for, or none), otherwise problem+json.
+// error page naming the account the provider reported (an email it
+// vouched for, or its login there), otherwise problem+json.
 func (h *core) refusedAt(w http.ResponseWriter, r *http.Request, p web.Problem, providerTitle, account string) {
 	if !web.WantsHTML(r) {
 		web.WriteProblem(w, r, p)

@@ -29,6 +29,10 @@ type Identity struct {
 	// access policy and X-Forwarded-Groups: "github:ORG", "github:ORG/TEAM",
 	// "google:HD" (from the verified ID token only), "oidc:GROUP".
 	Groups []string
+	// Login is the account's name at the provider where it has one
+	// (GitHub's login), checked to be one: for pages that say who signed
+	// in, never a key (OA5).
+	Login string
 }
 
 // providerError is a failed exchange or user API call (502 provider_error).
