@@ -66,7 +66,7 @@ func helpByCode(p Problem) Help {
 		return Help{Heading: "Account disabled", Next: "Ask the people who run this application to enable it again.", Action: "Back to sign in", ActionURL: login}
 	case "signup_closed":
 		h := signInAgain
-		h.Heading, h.Next, h.Action = "No account", "Sign in with an account you already have, or ask the people who run it for an invite.", "Sign in another way"
+		h.Heading, h.Next, h.Action = "No account", "Sign in with an account you already have, or ask the people who run this application for an invite.", "Sign in another way"
 		return h
 	case "email_not_verified":
 		h := signInAgain
