@@ -24,7 +24,9 @@ var errWrongPassword = web.NewProblem(http.StatusBadRequest, "invalid_credential
 // accountSession is one row of the sessions list.
 type accountSession struct {
 	Created, LastSeen string
-	IP, Browser       string
+	IP                string
+	Browser           string // "Firefox on Linux" (browserLabel)
+	UserAgent         string // the header, neutralized (displayUserAgent)
 	Current           bool
 }
 
@@ -41,11 +43,12 @@ func (h *accountFlow) accountSessions(r *http.Request, current storage.Session) 
 			continue
 		}
 		rows = append(rows, accountSession{
-			Created:  sessionTime(s.CreatedAt),
-			LastSeen: sessionTime(s.LastSeen),
-			IP:       s.IP,
-			Browser:  s.UserAgent,
-			Current:  s.IDHash == current.IDHash,
+			Created:   sessionTime(s.CreatedAt),
+			LastSeen:  sessionTime(s.LastSeen),
+			IP:        s.IP,
+			Browser:   browserLabel(s.UserAgent),
+			UserAgent: displayUserAgent(s.UserAgent),
+			Current:   s.IDHash == current.IDHash,
 		})
 	}
 	return rows, nil

@@ -81,6 +81,11 @@ type Config struct {
 	// OAuth sign-in when no policy is on. Without it, and without a
 	// policy, sign-up is closed (403 signup_closed).
 	OpenSignup bool
+	// ProvidersOnly makes the sign-in page SSO-only when a provider is
+	// configured (--password-sign-in=false): the provider buttons and no
+	// password form; a password sign-in is refused (403
+	// password_sign_in_off). Without a provider it changes nothing.
+	ProvidersOnly bool
 
 	// MailTemplates is a directory whose files override the embedded mail templates.
 	MailTemplates string

@@ -37,16 +37,24 @@ var (
 	// password, a password-less account and an oversized password (PW4).
 	errInvalidCredentials = web.NewProblem(http.StatusUnauthorized, "invalid_credentials", "Wrong email or password")
 	errMissingCredentials = web.NewProblem(http.StatusBadRequest, "invalid_request", "Enter your email and password")
+	errPasswordSignInOff  = web.NewProblem(http.StatusForbidden, "password_sign_in_off", "Sign-in with a password is off here; sign in with a provider")
 )
 
 // loginForm is what the sign-in page shows.
 type loginForm struct {
-	Redirect  string // validated local path or allowed absolute URL, kept through a hidden field
-	Email     string // as typed, after a failed attempt
-	Notice    string
-	Error     string
-	Providers []providerLink // one button per configured provider
-	ForgotURL string         // the forgot page, keeping rd
+	Redirect string // validated local path or allowed absolute URL, kept through a hidden field
+	Email    string // as typed, after a failed attempt
+	Notice   string
+	Error    string
+	// FieldsInvalid marks the email and password inputs invalid: the
+	// refusal was about what was typed (wrong or missing), not a policy,
+	// a disabled account or a busy server.
+	FieldsInvalid bool
+	Providers     []providerLink // one button per configured provider
+	// ProvidersOnly hides the password form: only the provider buttons
+	// (Config.ProvidersOnly, with a provider configured).
+	ProvidersOnly bool
+	ForgotURL     string // the forgot page, keeping rd
 
 	// SignedInAs is the email of a browser that is already signed in: the
 	// page offers "continue" (to rd) and "sign out" instead of the form.
@@ -64,8 +72,10 @@ type loginForm struct {
 
 // newLoginForm returns the sign-in page for rd.
 func (h *signInFlow) newLoginForm(rd string) loginForm {
-	return loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks(), ForgotURL: h.withRedirect("/auth/forgot", rd),
+	f := loginForm{Redirect: h.redirectTarget(rd), Providers: h.providerLinks(), ForgotURL: h.withRedirect("/auth/forgot", rd),
 		Passkeys: h.second.passkeys != nil}
+	f.ProvidersOnly = h.cfg.ProvidersOnly && len(f.Providers) > 0
+	return f
 }
 
 // loginPage serves the sign-in page: the form, with a notice of what just
@@ -126,6 +136,10 @@ func (h *signInFlow) loginPage(w http.ResponseWriter, r *http.Request) {
 func (h *signInFlow) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	form := h.newLoginForm("")
+	if form.ProvidersOnly {
+		h.loginRefused(w, r, errPasswordSignInOff, form)
+		return
+	}
 
 	if !h.limits.loginIP.allow(clientKey(h.cfg.ClientIP(r))) {
 		h.event(r, "login_throttled", slog.String("scope", "ip"))
@@ -303,6 +317,7 @@ func (h *signInFlow) loginRefused(w http.ResponseWriter, r *http.Request, p web.
 		return
 	}
 	form.Error = p.Title + "."
+	form.FieldsInvalid = p.Code == errInvalidCredentials.Code || p.Code == errMissingCredentials.Code
 	if p.Code == errRateLimited.Code {
 		form.Error += " Wait a few minutes, or ask for a reset link."
 	}

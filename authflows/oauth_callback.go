@@ -1,6 +1,7 @@
 package authflows
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"log/slog"
@@ -79,6 +80,11 @@ func (h *oauthFlow) callback(w http.ResponseWriter, r *http.Request) {
 		var tokenErr provider.IDTokenError
 		var scopeErr provider.ScopeError
 		h.oauthEvent(r, p.Name, "error", slog.String("purpose", flow.Purpose), slog.String("reason", err.Error()))
+		if errors.Is(err, provider.ErrClientRejected) {
+			// The operator's mistake: every sign-in with p fails until fixed.
+			h.log.ErrorContext(r.Context(), "the provider refused Gatehouse's client credentials: check --"+p.Name+"-client-secret (or --"+p.Name+"-client-secret-file) and --"+p.Name+"-client-id",
+				"provider", p.Name, "reason", err.Error())
+		}
 		switch {
 		case errors.As(err, &tokenErr):
 			web.WriteProblem(w, r, h.retryFrom(errInvalidIDToken, flow))
@@ -161,9 +167,17 @@ func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *pro
 	u, err := h.store.UserByIdentity(r.Context(), p.Name, id.Subject)
 	if errors.Is(err, storage.ErrNotFound) {
 		if problem, reason := h.signupRefusal(id, groups); reason != "" {
+			if problem.Code == web.SignupClosed.Code && h.emailHasAccount(r, id) {
+				// Sign-up is closed, but the person has an account: say
+				// how to link, as with sign-up open (OA6).
+				h.oauthEvent(r, p.Name, "refused", slog.String("reason", "email belongs to an existing account"))
+				h.recordAudit(r, audit.SignupRefused, "", id.Email, p.Name)
+				h.answerAccountExists(w, r, p, id.Email)
+				return
+			}
 			h.oauthEvent(r, p.Name, "signup_refused", slog.String("reason", reason))
 			h.recordAudit(r, audit.SignupRefused, "", id.Email, p.Name)
-			web.WriteProblem(w, r, problem)
+			h.refusedAt(w, r, problem, p.Title, cmp.Or(id.Email, id.Login))
 			return
 		}
 		if !id.EmailVerified {
@@ -184,7 +198,7 @@ func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *pro
 		if problem, reason := h.signInRefusal(u, u.Email, groups); reason != "" {
 			h.oauthEvent(r, p.Name, "refused", slog.String("user_id", u.ID), slog.String("reason", reason))
 			h.recordAudit(r, audit.AccessDenied, u.ID, u.Email, p.Name)
-			web.WriteProblem(w, r, problem)
+			h.refusedAt(w, r, problem, p.Title, cmp.Or(id.Email, id.Login))
 			return
 		}
 		if h.second.afterFirstFactor(w, r, u, p.Name, groups, flow.Redirect) {
@@ -211,6 +225,16 @@ func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *pro
 	h.oauthEvent(r, p.Name, "login", slog.String("user_id", u.ID), slog.String("groups", strings.Join(id.Groups, ",")))
 	h.recordAudit(r, audit.Login, u.ID, u.Email, p.Name)
 	seeOther(w, r, flow.Redirect)
+}
+
+// emailHasAccount reports whether the identity's verified email is an
+// account's. A store failure counts as no: the answer stays "no account".
+func (h *oauthFlow) emailHasAccount(r *http.Request, id provider.Identity) bool {
+	if !id.EmailVerified || id.Email == "" {
+		return false
+	}
+	_, err := h.store.UserByEmail(r.Context(), id.Email)
+	return err == nil
 }
 
 // createOAuthUser creates a password-less user with the identity linked, in

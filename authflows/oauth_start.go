@@ -32,6 +32,7 @@ type oauthStore interface {
 	TakeOAuthFlow(ctx context.Context, stateHash storage.Hash, now time.Time) (storage.OAuthFlow, error)
 	UserByID(ctx context.Context, id string) (storage.User, error)
 	UserByIdentity(ctx context.Context, provider, subject string) (storage.User, error)
+	UserByEmail(ctx context.Context, email string) (storage.User, error)
 	IdentitiesOfUser(ctx context.Context, userID string) ([]storage.Identity, error)
 	CreateUserWithIdentity(ctx context.Context, u storage.User, id storage.Identity) error
 	LinkIdentity(ctx context.Context, id storage.Identity, session storage.Hash) error

@@ -147,7 +147,32 @@ func (h *core) problem(w http.ResponseWriter, r *http.Request, p web.Problem) {
 		return
 	}
 	web.NoStore(w.Header())
-	h.render(w, r, p.Status, "error", web.ErrorPageData{Problem: p, Help: web.HelpFor(r, p), AppName: h.cfg.AppName})
+	h.render(w, r, p.Status, "error", errorPage{ErrorPageData: web.ErrorPageData{Problem: p, Help: web.HelpFor(r, p), AppName: h.cfg.AppName}})
+}
+
+// errorPage is what pages/error.html gets: the problem and its help, and
+// for a provider sign-in refused (no account, not allowed) who the
+// provider said the person is, so that someone signed in there as another
+// account sees it.
+type errorPage struct {
+	web.ErrorPageData
+	Provider string // the provider's title; "" outside a provider sign-in
+	Account  string // the email the provider vouched for, else its login there; "" when none
+}
+
+// refusedAt answers a provider sign-in refused with p: for a browser the
+// error page naming the account the provider reported (an email it
+// vouched for, or its login there), otherwise problem+json.
+func (h *core) refusedAt(w http.ResponseWriter, r *http.Request, p web.Problem, providerTitle, account string) {
+	if !web.WantsHTML(r) {
+		web.WriteProblem(w, r, p)
+		return
+	}
+	web.NoStore(w.Header())
+	h.render(w, r, p.Status, "error", errorPage{
+		ErrorPageData: web.ErrorPageData{Problem: p, Help: web.HelpFor(r, p), AppName: h.cfg.AppName},
+		Provider:      providerTitle, Account: account,
+	})
 }
 
 // serveStyle serves the stylesheet. Like every answer under /auth/ it is

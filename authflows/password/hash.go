@@ -41,8 +41,11 @@ const (
 	saltLen = 16
 	keyLen  = 32
 	// hashWait is how long a request waits, by default, for a free hashing
-	// slot before it is answered 503 (PW5).
-	hashWait = 2 * time.Second
+	// slot before it is answered 503 (PW5): long enough for a person to
+	// outwait a sign-in storm (everyone at nine in the morning) on a small
+	// machine, since the queue, not more slots, absorbs it; short enough
+	// that a flood is refused rather than held without end.
+	hashWait = 10 * time.Second
 )
 
 // ErrBusy: every hashing slot stayed taken for hashWait.
@@ -52,8 +55,10 @@ var ErrBusy = errors.New("password hashing at capacity")
 // (at least one), and no more than half the Go memory limit allows, hash at
 // once (see hashSlots), so memory stays bounded and a flood of sign-ins
 // leaves the proxy a core. Under contention a slot also rests after each
-// hash for as long as the hash took, so sustained hashing uses at most half
-// of the slots' cores (PW5); a lone sign-in never waits.
+// hash for as long as the hash worked (its time on a core by itself, at
+// most its time taken), so sustained hashing uses at most half of the
+// slots' cores (PW5); a lone sign-in never waits, and a queued one waits
+// up to hashWait.
 type Hasher struct {
 	params HashParams
 	slots  chan struct{}
@@ -64,6 +69,9 @@ type Hasher struct {
 	waiting atomic.Int32
 	// runs counts argon2 computations (Hash and Verify).
 	runs atomic.Int64
+	// unitCost is what one KiB × pass of argon2id took when the dummy hash
+	// was made (see work).
+	unitCost time.Duration
 }
 
 // Runs is how many argon2 computations h has made (Hash and Verify): tests
@@ -91,7 +99,7 @@ type Limits struct {
 	// Slots is how many hashes may run at once; 0: half the CPUs, within
 	// half the Go memory limit (hashSlots).
 	Slots int
-	// Wait is how long a call waits for a free slot before ErrBusy; 0: 2 s,
+	// Wait is how long a call waits for a free slot before ErrBusy; 0: 10 s,
 	// negative: not at all.
 	Wait time.Duration
 	// Rest calls release after d without blocking; nil: time.AfterFunc.
@@ -118,8 +126,16 @@ func NewLimitedHasher(p HashParams, l Limits) *Hasher {
 		l.Rest = func(d time.Duration, release func()) { time.AfterFunc(d, release) }
 	}
 	h := &Hasher{params: p, slots: make(chan struct{}, l.Slots), wait: l.Wait, rest: l.Rest}
+	start := time.Now()
 	h.dummy = h.encode(make([]byte, saltLen), argon2.IDKey([]byte("gatehouse-dummy"), make([]byte, saltLen), p.Time, p.Memory, p.Threads, keyLen), p)
+	h.unitCost = time.Since(start) / time.Duration(max(1, uint64(p.Memory)*uint64(p.Time)))
 	return h
+}
+
+// work is how long a hash with p takes a core by itself: the cost of the
+// dummy hash at start, scaled by memory × passes.
+func (h *Hasher) work(p HashParams) time.Duration {
+	return h.unitCost * time.Duration(uint64(p.Memory)*uint64(p.Time))
 }
 
 // hashSlots is how many hashes may run at once: half of procs (at least
@@ -165,7 +181,10 @@ func (h *Hasher) idKey(ctx context.Context, password string, salt []byte, p Hash
 	start := time.Now()
 	key := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, size)
 	if h.waiting.Load() > 0 {
-		h.rest(time.Since(start), h.release) // rest: others wait, the proxy gets the core
+		// Rest as long as the hash worked, so the slot uses at most half a
+		// core: its time by itself (work), not its time under load, which
+		// the scheduler stretched by sharing the core with the proxy.
+		h.rest(min(time.Since(start), max(h.work(p), time.Nanosecond)), h.release) // rest: others wait, the proxy gets the core
 	} else {
 		h.release()
 	}

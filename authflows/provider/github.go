@@ -98,7 +98,8 @@ func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ st
 		header: map[string]string{"X-GitHub-Api-Version": "2022-11-28"},
 	}
 	var user struct {
-		ID json.Number `json:"id"`
+		ID    json.Number `json:"id"`
+		Login string      `json:"login"`
 	}
 	if _, err := api.getJSON(ctx, "GET /user", g.apiURL+"/user", &user); err != nil {
 		return Identity{}, err
@@ -116,6 +117,9 @@ func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ st
 		return Identity{}, err
 	}
 	id := Identity{Subject: strconv.FormatInt(n, 10)}
+	if githubLogin(user.Login) {
+		id.Login = user.Login
+	}
 	for _, e := range emails {
 		if e.Primary {
 			verifiedEmail(&id, e.Email, e.Verified)
@@ -253,3 +257,18 @@ func sameOrigin(a, b string) bool {
 type ScopeError struct{ scope string }
 
 func (e ScopeError) Error() string { return "token lacks scope " + e.scope }
+
+// githubLogin reports whether s is a GitHub login: 1 to 39 ASCII letters,
+// digits and hyphens.
+func githubLogin(s string) bool {
+	if len(s) == 0 || len(s) > 39 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -29,6 +29,10 @@ type Identity struct {
 	// access policy and X-Forwarded-Groups: "github:ORG", "github:ORG/TEAM",
 	// "google:HD" (from the verified ID token only), "oidc:GROUP".
 	Groups []string
+	// Login is the account's name at the provider where it has one
+	// (GitHub's login), checked to be one: for pages that say who signed
+	// in, never a key (OA5).
+	Login string
 }
 
 // providerError is a failed exchange or user API call (502 provider_error).
@@ -38,6 +42,11 @@ type providerError struct{ msg string }
 
 func (e providerError) Error() string { return e.msg }
 func (e providerError) Unwrap() error { return ErrCall }
+
+// clientRejected is a token exchange refused for the client's credentials.
+type clientRejected struct{ providerError }
+
+func (e clientRejected) Unwrap() []error { return []error{ErrCall, ErrClientRejected} }
 
 // Identify redeems code with the flow's PKCE verifier and the configured
 // redirect_uri (OA3), then lets the provider's kind identify the account
@@ -61,7 +70,14 @@ func exchangeError(err error) error {
 	var ue *url.Error
 	switch {
 	case errors.As(err, &re) && re.ErrorCode != "":
-		return providerError{"token exchange: error " + strconv.Quote(clip(re.ErrorCode, 64))}
+		e := providerError{"token exchange: error " + strconv.Quote(clip(re.ErrorCode, 64))}
+		switch re.ErrorCode {
+		case "invalid_client", "unauthorized_client", "incorrect_client_credentials":
+			return clientRejected{e}
+		}
+		return e
+	case errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized:
+		return clientRejected{providerError{"token exchange: HTTP 401"}}
 	case errors.As(err, &re) && re.Response != nil:
 		return providerError{fmt.Sprintf("token exchange: HTTP %d", re.Response.StatusCode)}
 	case errors.As(err, &ue):

@@ -147,6 +147,12 @@ func (p *Provider) callContext(ctx context.Context) (context.Context, context.Ca
 // ErrCall marks a failed call to the provider (502 provider_error).
 var ErrCall = errors.New("provider call failed")
 
+// ErrClientRejected marks a token exchange the provider refused because of
+// Gatehouse's own client credentials (invalid_client, GitHub's
+// incorrect_client_credentials, HTTP 401): the operator's mistake, not the
+// user's. It comes wrapped with ErrCall.
+var ErrClientRejected = errors.New("client id or secret refused")
+
 // sortedUnique returns the distinct values of s in order.
 func sortedUnique(s []string) []string {
 	s = slices.Clone(s)

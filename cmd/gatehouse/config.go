@@ -59,6 +59,9 @@ type Config struct {
 	MailTemplates string
 	AppName       string // --app-name, defaulted to the base URL's host
 	TemplatesDir  string // --templates-dir
+	// PasswordSignIn is --password-sign-in: false makes the sign-in page
+	// SSO-only (authflows.Config.ProvidersOnly).
+	PasswordSignIn bool
 
 	// Providers holds one entry per kind of provider.Kinds, in
 	// that order, filled by the kind's own flags; a kind is on when its

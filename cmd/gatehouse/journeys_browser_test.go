@@ -402,6 +402,12 @@ func TestBrowserJourneys(t *testing.T) {
 		t.Errorf("after a password change: %.400q", body)
 	}
 	audit.check(ctx, "account-password-changed")
+	// "Sign out everywhere else" shows only when there is somewhere else.
+	if _, body := where(t, ctx); strings.Contains(body, "Sign out everywhere else") {
+		t.Errorf("one session left, yet \"Sign out everywhere else\": %.400q", body)
+	}
+	login(t, newClient(), g.URL, "carol@example.com", changed) // another device
+	step(t, ctx, "account page with another device", chromedp.Navigate(g.URL+"/auth/account"), chromedp.WaitVisible(`form[action="/auth/account/sessions/revoke-others"] button`))
 	step(t, ctx, "sign out everywhere else", chromedp.Click(`form[action="/auth/account/sessions/revoke-others"] button`), chromedp.WaitVisible(`.notice`))
 	if _, body := where(t, ctx); !strings.Contains(body, "Every other device was signed out.") {
 		t.Errorf("after signing out elsewhere: %.400q", body)

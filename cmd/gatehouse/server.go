@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,7 +92,6 @@ func (s *server) build(ctx context.Context) error {
 	if err := s.openLogs(); err != nil {
 		return err
 	}
-	startWarnings(s.log, s.cfg)
 	s.lastSeen = &session.LastSeen{Store: s.store, Logger: s.log, TouchEvery: session.TouchIntervalFor(s.cfg.SessionIdleTTL)}
 	// One session gate for the proxy, /auth/ and the check endpoints.
 	gate := &session.Gate{Sessions: s.store, CookieName: s.cfg.CookieName, IdleTTL: s.cfg.SessionIdleTTL, LastSeen: s.lastSeen}
@@ -115,6 +115,7 @@ func (s *server) build(ctx context.Context) error {
 		s.handler = hsts(s.handler)
 	}
 	s.admin = s.adminHandler(reg)
+	startWarnings(s.log, s.cfg) // once the start can no longer fail on its own settings
 	return nil
 }
 
@@ -210,6 +211,7 @@ func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg promethe
 		Providers:            providerConfigs(cfg),
 		Policy:               s.policy,
 		OpenSignup:           cfg.OpenSignup,
+		ProvidersOnly:        !cfg.PasswordSignIn,
 		MailTemplates:        cfg.MailTemplates,
 		TemplatesDir:         cfg.TemplatesDir,
 		AppName:              cfg.AppName,
@@ -736,5 +738,15 @@ func warnNewcomerTraps(log *slog.Logger, cfg Config) {
 	if cfg.CookieSecure && cfg.BaseURL.Scheme == "http" && !provider.IsLoopbackHost(baseHost) {
 		log.Warn("--cookie-secure with an http:// --base-url: browsers keep no Secure cookie set over plain http (localhost aside), so sign-in would loop; use https:// or leave --cookie-secure unset",
 			"base_url", cfg.BaseURL.String())
+	}
+	if providers := providerConfigs(cfg); len(providers) > 0 && !cfg.OpenSignup && !cfg.Policy.On() {
+		// Sign-up is closed (AP3): the button works only for accounts
+		// that linked the provider on their account page.
+		var names []string
+		for _, p := range providers {
+			names = append(names, p.Name)
+		}
+		log.Warn("provider sign-in is on, but sign-up is closed and no access policy is set: only existing accounts that linked the provider on their account page can sign in with it, and everyone else is told there is no account; to let people in through the provider set an access policy (--allow-email-domain, --allow-emails-file, --allow-group, --github-org, --google-hosted-domain) or, for a public app, --open-signup",
+			"providers", strings.Join(names, ","))
 	}
 }

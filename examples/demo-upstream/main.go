@@ -21,7 +21,17 @@ import (
 
 const pageHTML = `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>Demo app</title></head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark"><title>Demo app</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2rem; background: #fff; color: #1a1a1a; }
+th, td { padding: 0.2rem 0.8rem 0.2rem 0; vertical-align: top; }
+td { font-family: ui-monospace, monospace; word-break: break-all; }
+@media (prefers-color-scheme: dark) {
+  body { background: #16181d; color: #e6e6e6; }
+  button { background: #2b2f38; color: #e6e6e6; border: 1px solid #4a505c; }
+}
+</style></head>
 <body>
 <h1>Hello, {{if .Email}}{{.Email}}{{else}}stranger{{end}}</h1>
 <p>This page comes from the demo upstream app. Headers received from Gatehouse:</p>

@@ -60,13 +60,13 @@ func helpByCode(p Problem) Help {
 			h.Heading, h.Next = "Sign-in cancelled", "Nothing was changed. Sign in again, with this provider or another way."
 			return h
 		}
-		return Help{Heading: "Not allowed", Next: "This account may not use this application. Sign out and sign in with another account, or ask the people who run it for access.",
+		return Help{Heading: "Not allowed", Next: "Sign in with another account, or ask the people who run it for access.",
 			Action: "Use another account", ActionURL: login}
 	case "account_disabled":
 		return Help{Heading: "Account disabled", Next: "Ask the people who run this application to enable it again.", Action: "Back to sign in", ActionURL: login}
 	case "signup_closed":
 		h := signInAgain
-		h.Heading, h.Next, h.Action = "No account", "New accounts are not open here. Sign in with an account you already have, or ask for an invite.", "Sign in another way"
+		h.Heading, h.Next, h.Action = "No account", "Sign in with an account you already have, or ask the people who run this application for an invite.", "Sign in another way"
 		return h
 	case "email_not_verified":
 		h := signInAgain
