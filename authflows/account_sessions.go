@@ -181,9 +181,10 @@ func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
 	h.event(r, "password_changed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
 	h.recordAudit(r, audit.PasswordChanged, u.ID, u.Email, "")
 	h.mailPasswordNotice(r, u)
-	// The same sign-in, a new session id, at the epoch this change made:
-	// refused if anything changed the credentials since.
-	if err := h.startSession(w, r, u, s.Method, s.Groups); err != nil {
+	// The same sign-in (its time, expiry, groups and factors), a new
+	// session id, at the epoch this change made: refused if anything
+	// changed the credentials since.
+	if err := h.reissueSession(w, r, u, s); err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("change password: new session: %w", err))
 		return
 	}

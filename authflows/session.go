@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
@@ -38,21 +39,51 @@ func newSecret() string {
 // comma-separated groups the sign-in earned (policy.Policy.Earned), kept on
 // the record for the gate and X-Forwarded-Groups.
 func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.User, method, groups string) error {
-	sessionID := newSecret()
 	now := h.now()
-	s := storage.Session{
-		IDHash:    storage.HashSecret(sessionID),
-		UserID:    u.ID,
-		Email:     u.Email,
+	return h.issueSession(w, r, u, storage.Session{
 		CreatedAt: now,
 		ExpiresAt: now.Add(h.cfg.SessionTTL),
-		LastSeen:  now,
-		Epoch:     u.Epoch,
 		Method:    method,
 		Groups:    groups,
-		IP:        clientIPString(h.cfg.ClientIP(r)),
-		UserAgent: truncateUserAgent(r.UserAgent()),
+	})
+}
+
+// reissueSession replaces the browser's session old with a new session id
+// for u (a password change, the second-factor step: every re-issue goes
+// through here). The new record is old's sign-in under a new id: it keeps
+// the sign-in time, the absolute expiry, the groups and the factors, so
+// that no action of the user extends --session-ttl or keeps groups a
+// refresh took away; only the epoch (u's, after the change that asked
+// for the re-issue), the email and the browser's address are current.
+func (h *core) reissueSession(w http.ResponseWriter, r *http.Request, u storage.User, old storage.Session) error {
+	return h.issueSession(w, r, u, reissued(old))
+}
+
+// reissued is the part of old a re-issued session keeps (see
+// reissueSession); issueSession fills in the rest.
+func reissued(old storage.Session) storage.Session {
+	return storage.Session{
+		CreatedAt:    old.CreatedAt,
+		ExpiresAt:    old.ExpiresAt,
+		Method:       old.Method,
+		SecondFactor: old.SecondFactor,
+		Groups:       old.Groups,
 	}
+}
+
+// issueSession stores s for u under a fresh session id, replaces whatever
+// session the browser brought and sets the cookie, with a Max-Age no longer
+// than what is left of s's absolute lifetime. s brings the sign-in: its
+// times, method, factors and groups; the rest comes from u and the request.
+func (h *core) issueSession(w http.ResponseWriter, r *http.Request, u storage.User, s storage.Session) error {
+	sessionID := newSecret()
+	s.IDHash = storage.HashSecret(sessionID)
+	s.UserID = u.ID
+	s.Email = u.Email
+	s.Epoch = u.Epoch
+	s.LastSeen = h.now()
+	s.IP = clientIPString(h.cfg.ClientIP(r))
+	s.UserAgent = truncateUserAgent(r.UserAgent())
 	if err := h.sessions.CreateSession(r.Context(), s); err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
@@ -64,13 +95,20 @@ func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.Us
 		}
 	}
 	h.endUnprefixedSession(w, r)
-	http.SetCookie(w, h.cookie(sessionID, int(h.cfg.SessionTTL.Seconds())))
+	http.SetCookie(w, h.cookie(sessionID, cookieMaxAge(s.ExpiresAt.Sub(s.LastSeen))))
 	if u.Email != "" {
 		// Every sign-in (password, OAuth, invite) marks this browser as
 		// one that has signed in to the account before (DV1).
 		h.setDeviceCookie(w, r, storage.NormalizeEmail(u.Email))
 	}
 	return nil
+}
+
+// cookieMaxAge is the session cookie's Max-Age for a session with left of
+// its absolute lifetime: whole seconds, at least 1 (0 would mean "no
+// Max-Age" and a negative one "expire now").
+func cookieMaxAge(left time.Duration) int {
+	return max(int(left/time.Second), 1)
 }
 
 // maxUserAgent bounds the browser description kept with a session.
