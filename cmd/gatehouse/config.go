@@ -87,6 +87,10 @@ type Config struct {
 	// Bearer is machine access by identity providers' JWTs (flags_bearer.go).
 	Bearer BearerConfig
 
+	// Freshness is how provider sign-ins stay in step with the provider
+	// (flags_freshness.go).
+	Freshness FreshnessConfig
+
 	LogFormat string
 	LogLevel  string
 

@@ -642,6 +642,7 @@ func ownCookies(cfg Config) []string {
 // meant, each with what to do (at a start and in `gatehouse config check`).
 func startWarnings(log *slog.Logger, cfg Config) {
 	warnNewcomerTraps(log, cfg)
+	freshnessWarnings(log, cfg)
 	if len(cfg.ForwardAuthTrusted) > 0 && len(cfg.TrustedProxies) == 0 {
 		// Behind a front proxy every /auth/ request comes from its address:
 		// the per-client limits would be one bucket for every client.

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/seal"
+)
+
+// FreshnessConfig is how provider sign-ins stay in step with the provider:
+// the key that seals their tokens at rest (--token-key-file).
+type FreshnessConfig struct {
+	TokenKeyFile string
+	// TokenKey is the key read from TokenKeyFile; nil without one (then no
+	// provider token is stored).
+	TokenKey *seal.Key
+}
+
+// freshnessFlags declares the flags of session freshness.
+func freshnessFlags(fs *pflag.FlagSet, c *Config) {
+	fs.StringVar(&c.Freshness.TokenKeyFile, "token-key-file", "", "file of a 32-byte key (raw, or base64) encrypting stored provider refresh and access tokens (AES-GCM); without it none are stored and provider sign-ins are not checked again")
+}
+
+// checkFreshnessFlags reads the token key.
+func checkFreshnessFlags(c *Config) error {
+	f := &c.Freshness
+	if f.TokenKeyFile == "" {
+		return nil
+	}
+	k, err := seal.ReadKeyFile(f.TokenKeyFile)
+	if err != nil {
+		return flagError("token-key-file", "%v", err)
+	}
+	f.TokenKey = k
+	return nil
+}
+
+// freshnessWarnings logs, once at start, that provider sign-ins keep no
+// tokens without --token-key-file, and so are never checked again with
+// the provider.
+func freshnessWarnings(log *slog.Logger, cfg Config) {
+	if cfg.Freshness.TokenKey != nil || len(providerConfigs(cfg)) == 0 {
+		return
+	}
+	log.Warn("no --token-key-file: provider tokens are not stored, so provider sign-ins (google, oidc, github) are not checked again with the provider before they expire; give a file of 32 random bytes (head -c 32 /dev/urandom | base64)")
+}
