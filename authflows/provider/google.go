@@ -77,9 +77,9 @@ type googleIdentifier struct {
 // sub, the email when verified (from /userinfo when the token has none) and
 // hd. The group google:HD comes from the verified token only, never from
 // /userinfo.
-func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonce string) (Identity, error) {
+func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, check idCheck) (Identity, error) {
 	raw, _ := tok.Extra("id_token").(string)
-	idt, c, err := g.verify.verify(ctx, raw, nonce)
+	idt, c, err := g.verify.verify(ctx, raw, check)
 	if err != nil {
 		return Identity{}, err
 	}
@@ -98,7 +98,7 @@ func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonc
 			return Identity{}, err
 		}
 		if info.Subject != idt.Subject {
-			return Identity{}, providerError{"userinfo: subject differs from the ID token"}
+			return Identity{}, providerError{msg: "userinfo: subject differs from the ID token"}
 		}
 		email, verified = info.Email, bool(info.EmailVerified)
 	}

@@ -145,13 +145,13 @@ type oidcIdentifier struct {
 // ambiguity). The email counts only when email_verified is true; a false
 // or missing claim leaves the identity without one. Each entry of the
 // groups claim becomes "oidc:GROUP".
-func (o *oidcIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonce string) (Identity, error) {
+func (o *oidcIdentifier) identify(ctx context.Context, tok *oauth2.Token, check idCheck) (Identity, error) {
 	raw, _ := tok.Extra("id_token").(string)
-	idt, c, err := o.verify.verify(ctx, raw, nonce)
+	idt, c, err := o.verify.verify(ctx, raw, check)
 	if err != nil {
 		return Identity{}, err
 	}
-	id := Identity{Subject: idt.Issuer + "#" + idt.Subject}
+	id := Identity{Subject: idt.Issuer + "#" + idt.Subject, SID: c.SessionID}
 	verifiedEmail(&id, c.Email, bool(c.EmailVerified))
 	var all map[string]json.RawMessage
 	if err := idt.Claims(&all); err != nil {

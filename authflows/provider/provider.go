@@ -47,7 +47,16 @@ type Config struct {
 // response is. Each kind (google.go, github.go, oidc.go)
 // has one; the flows never ask a provider's name.
 type identifier interface {
-	identify(ctx context.Context, tok *oauth2.Token, nonce string) (Identity, error)
+	identify(ctx context.Context, tok *oauth2.Token, check idCheck) (Identity, error)
+}
+
+// idCheck is what a token response must match beyond the ID token's
+// signature, iss, aud and exp: at sign-in, the flow's nonce; at a refresh
+// (refreshed), nothing more: there is no flow, and the caller checks that
+// the account is the sign-in's.
+type idCheck struct {
+	nonce     string
+	refreshed bool
 }
 
 // providerSetup is what a kind builds from its configuration.
