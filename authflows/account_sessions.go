@@ -165,6 +165,13 @@ func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
 		h.answerStoreFailure(w, r, err)
 		return
 	}
+	// A provider sign-in's grant goes to the new session (read now: the
+	// change deletes this one).
+	grant, err := h.grantOf(ctx, s)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
 	// Only if nothing changed the credentials since this browser's session
 	// was made at its epoch (a reset, a revocation, a disable: CR1, even one
 	// that landed while this request ran); the user's sessions and reset
@@ -184,7 +191,7 @@ func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
 	// The same sign-in (its time, expiry, groups and factors), a new
 	// session id, at the epoch this change made: refused if anything
 	// changed the credentials since.
-	if err := h.reissueSession(w, r, u, s); err != nil {
+	if err := h.reissueSession(w, r, u, s, grant); err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("change password: new session: %w", err))
 		return
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/authflows/provider"
+	"github.com/gatehouse-auth/gatehouse/authflows/seal"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -46,6 +47,8 @@ type Store interface {
 	inviteStore
 	oauthStore
 	noticeStore
+	grantStore
+	refreshStore
 }
 
 // MaxBodyBytes caps every request body under /auth/ (PX6).
@@ -111,6 +114,13 @@ type Config struct {
 	// SharedLimits, when set, counts the throttles in a store that several
 	// replicas share; nil: each process counts in memory.
 	SharedLimits RateStore
+
+	// TokenKey seals the provider tokens a sign-in keeps (--token-key-file);
+	// nil keeps none, and provider sessions are not checked again.
+	TokenKey *seal.Key
+	// SessionRefresh is how often a provider session is checked again with
+	// its provider (--session-refresh); 0 never.
+	SessionRefresh time.Duration
 }
 
 // Handler serves /auth/: one router over the flows, each a type of its
@@ -131,6 +141,7 @@ type Handler struct {
 	account *accountFlow     // the account page (account.go, account_sessions.go)
 	oauth   *oauthFlow       // OAuth sign-in and linking (oauth_start.go, oauth_callback.go)
 	notices *passwordNotices // the "password changed" mail (mailjobs.go)
+	refresh *refreshFlow     // provider sessions checked again (refresh.go)
 }
 
 // New checks cfg and builds the handler.
@@ -170,7 +181,7 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.Hash == (password.HashParams{}) {
 		cfg.Hash = password.DefaultHashParams
 	}
-	c := &core{cfg: cfg, sessions: cfg.Store, secrets: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock}
+	c := &core{cfg: cfg, sessions: cfg.Store, secrets: cfg.Store, grants: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock}
 	if c.gate == nil {
 		c.gate = &session.Gate{Sessions: cfg.Store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, Clock: cfg.Clock}
 	}
@@ -208,6 +219,9 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 		account: &accountFlow{core: c, store: cfg.Store},
 		oauth:   oauth,
 		notices: &passwordNotices{core: c, store: cfg.Store},
+	}
+	if h.refresh, err = newRefreshFlow(c, cfg.Store, cfg.Registerer); err != nil {
+		return nil, err
 	}
 	h.routes()
 	h.handler = h.middleware(h.mux)

@@ -187,7 +187,7 @@ func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *pro
 			web.WriteProblem(w, r, problem)
 			return
 		}
-		err = h.startSession(w, r, u, p.Name, groups)
+		err = h.startProviderSession(w, r, u, p, id, groups)
 	}
 	if errors.Is(err, storage.ErrCredentialsChanged) {
 		// Disabled (AP2), reset or revoked (CR1) while this sign-in was in

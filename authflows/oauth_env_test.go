@@ -83,6 +83,8 @@ type oauthEnvOptions struct {
 	// wrapStore, when set, wraps the Handler's store (e.g. to interleave
 	// another change); the env's Store stays the bbolt store underneath.
 	wrapStore func(storage.Store) storage.Store
+	// edit, when set, changes the Handler's Config last (e.g. a token key).
+	edit func(c *Config)
 }
 
 const (
@@ -158,6 +160,9 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 		c.Providers = providers
 		c.OpenSignup = !opts.closedSignup
 		c.Policy = opts.policy
+		if opts.edit != nil {
+			opts.edit(c)
+		}
 	})
 	e.Store, e.Clock = store, clock
 	if opts.throughProxy {

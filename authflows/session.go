@@ -39,13 +39,15 @@ func newSecret() string {
 // comma-separated groups the sign-in earned (policy.Policy.Earned), kept on
 // the record for the gate and X-Forwarded-Groups.
 func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.User, method, groups string) error {
+	_, err := h.issueSession(w, r, u, h.signIn(method, groups))
+	return err
+}
+
+// signIn is a new sign-in's part of its session: now, the absolute
+// expiry after --session-ttl, how and with which groups.
+func (h *core) signIn(method, groups string) storage.Session {
 	now := h.now()
-	return h.issueSession(w, r, u, storage.Session{
-		CreatedAt: now,
-		ExpiresAt: now.Add(h.cfg.SessionTTL),
-		Method:    method,
-		Groups:    groups,
-	})
+	return storage.Session{CreatedAt: now, ExpiresAt: now.Add(h.cfg.SessionTTL), Method: method, Groups: groups}
 }
 
 // reissueSession replaces the browser's session old with a new session id
@@ -55,8 +57,15 @@ func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.Us
 // that no action of the user extends --session-ttl or keeps groups a
 // refresh took away; only the epoch (u's, after the change that asked
 // for the re-issue), the email and the browser's address are current.
-func (h *core) reissueSession(w http.ResponseWriter, r *http.Request, u storage.User, old storage.Session) error {
-	return h.issueSession(w, r, u, reissued(old))
+// grant, when the old session had one (a provider sign-in: grants.go), is
+// carried over to the new session; the caller reads it before the change
+// that deletes the old session.
+func (h *core) reissueSession(w http.ResponseWriter, r *http.Request, u storage.User, old storage.Session, grant *storage.Grant) error {
+	s, err := h.issueSession(w, r, u, reissued(old))
+	if err != nil || grant == nil {
+		return err
+	}
+	return h.keepGrant(r.Context(), s, *grant)
 }
 
 // reissued is the part of old a re-issued session keeps (see
@@ -75,7 +84,7 @@ func reissued(old storage.Session) storage.Session {
 // session the browser brought and sets the cookie, with a Max-Age no longer
 // than what is left of s's absolute lifetime. s brings the sign-in: its
 // times, method, factors and groups; the rest comes from u and the request.
-func (h *core) issueSession(w http.ResponseWriter, r *http.Request, u storage.User, s storage.Session) error {
+func (h *core) issueSession(w http.ResponseWriter, r *http.Request, u storage.User, s storage.Session) (storage.Session, error) {
 	sessionID := newSecret()
 	s.IDHash = storage.HashSecret(sessionID)
 	s.UserID = u.ID
@@ -85,7 +94,7 @@ func (h *core) issueSession(w http.ResponseWriter, r *http.Request, u storage.Us
 	s.IP = clientIPString(h.cfg.ClientIP(r))
 	s.UserAgent = truncateUserAgent(r.UserAgent())
 	if err := h.sessions.CreateSession(r.Context(), s); err != nil {
-		return fmt.Errorf("create session: %w", err)
+		return storage.Session{}, fmt.Errorf("create session: %w", err)
 	}
 	if old, ok := h.sessionCookie(r); ok {
 		// The browser's previous session is replaced, not kept alongside.
@@ -101,7 +110,7 @@ func (h *core) issueSession(w http.ResponseWriter, r *http.Request, u storage.Us
 		// one that has signed in to the account before (DV1).
 		h.setDeviceCookie(w, r, storage.NormalizeEmail(u.Email))
 	}
-	return nil
+	return s, nil
 }
 
 // cookieMaxAge is the session cookie's Max-Age for a session with left of

@@ -37,6 +37,10 @@ const (
 	SignupRefused    = "signup_refused"
 	TokenCreated     = "token_created"
 	TokenRevoked     = "token_revoked"
+	// SessionEndedByProvider: a provider session ended because its
+	// provider refused it or the account no longer passes (a refresh), or
+	// the provider signed it out (back-channel logout).
+	SessionEndedByProvider = "session_ended_by_provider"
 )
 
 // Names lists every event name, for tests and documentation.
@@ -44,6 +48,7 @@ var Names = []string{
 	Login, LoginFailed, Logout, ResetRequested, ResetCompleted, InviteSent, InviteAccepted,
 	PasswordChanged, IdentityLinked, IdentityUnlinked, UserCreated, UserDisabled, UserEnabled,
 	UserDeleted, SessionsRevoked, AccessDenied, SignupRefused, TokenCreated, TokenRevoked,
+	SessionEndedByProvider,
 }
 
 // Event is one audit record. Empty fields are left out of the line.

@@ -48,7 +48,8 @@ func TestRecordWritesOneJSONLineWithContractFields(t *testing.T) {
 func TestNamesAreTheContractsAndNoOthers(t *testing.T) {
 	want := "login login_failed logout reset_requested reset_completed invite_sent invite_accepted " +
 		"password_changed identity_linked identity_unlinked user_created user_disabled user_enabled " +
-		"user_deleted sessions_revoked access_denied signup_refused token_created token_revoked"
+		"user_deleted sessions_revoked access_denied signup_refused token_created token_revoked " +
+		"session_ended_by_provider"
 	if got := strings.Join(Names, " "); got != want {
 		t.Fatalf("Names = %q\nwant    %q", got, want)
 	}
