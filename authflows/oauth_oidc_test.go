@@ -28,6 +28,8 @@ type testIdP struct {
 	jwksHits  atomic.Int32
 	swapNonce atomic.Bool
 	tokens    idTokenRewriter // replaces the next ID token, when set
+	// refuseRefresh answers every refresh_token grant with invalid_grant.
+	refuseRefresh atomic.Bool
 }
 
 func newTestIdP(t *testing.T, clockNow time.Time) *testIdP {
@@ -55,6 +57,12 @@ func (idp *testIdP) middleware(next http.Handler) http.Handler {
 			_, _ = w.Write(b)
 			return
 		case mockoidc.TokenEndpoint:
+			if idp.refuseRefresh.Load() && r.FormValue("grant_type") == "refresh_token" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(`{"error":"invalid_grant"}`))
+				return
+			}
 			idp.tokens.middleware(next).ServeHTTP(w, r)
 			return
 		case mockoidc.AuthorizationEndpoint:

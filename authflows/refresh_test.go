@@ -225,3 +225,64 @@ func TestProviderTokensSealedAtRest(t *testing.T) {
 		}
 	}
 }
+
+// A password change re-issues a provider session (a user with a password
+// who signed in with Google): the new session keeps the grant, so it is
+// still checked with the provider, and still ends when the provider
+// refuses; the change does not let the session escape the refresher.
+func TestPasswordChangeKeepsProviderGrant(t *testing.T) {
+	e := refreshEnv(t, oauthEnvOptions{providers: []string{"google"}})
+	u := e.CreateUser(t, "pat@example.com", testPassword)
+	linkIdentity(t, e.Store, storage.Identity{Provider: "google", Subject: "904", Email: "pat@example.com", UserID: u.ID, CreatedAt: e.Clock.Now()})
+	e.google.SetNext(oauthtest.Account{Subject: "904", Email: "pat@example.com", EmailVerified: true})
+	b := e.newBrowser()
+	if a := b.flow("/auth/login/google"); a.status != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %s", a.status, a.body)
+	}
+	before, err := e.Store.GrantOf(context.Background(), storage.HashSecret(b.sessionID()))
+	if err != nil {
+		t.Fatalf("grant of the Google session: %v", err)
+	}
+	const next = "a brand new passphrase"
+	resp := e.PostJSON("/auth/account/password", map[string]string{"current_password": testPassword, "password": next, "confirm": next},
+		&http.Cookie{Name: oauthCookieName, Value: b.sessionID()})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("password change: %d %s", resp.StatusCode, e.Body(t, resp))
+	}
+	fresh := e.SessionCookie(resp)
+	after, err := e.Store.GrantOf(context.Background(), storage.HashSecret(fresh.Value))
+	if err != nil {
+		t.Fatalf("the re-issued session has no grant: %v", err)
+	}
+	if after.Subject != before.Subject || string(after.Tokens) != string(before.Tokens) || !after.NextRefresh.Equal(before.NextRefresh) {
+		t.Errorf("grant changed in the re-issue: %+v, want %+v under the new session", after, before)
+	}
+	e.google.RevokeGrants("904")
+	e.refreshNow()
+	if _, err := e.Store.Session(context.Background(), storage.HashSecret(fresh.Value)); err == nil {
+		t.Fatal("the re-issued session outlived the provider's refusal")
+	}
+}
+
+// Google: a check that finds the account as it was keeps the session and
+// its groups (counted kept); a hosted domain the account left is a group
+// lost, and with the policy needing it the session ends.
+func TestRefreshGoogleHostedDomain(t *testing.T) {
+	e := refreshEnv(t, oauthEnvOptions{providers: []string{"google"},
+		policy:    newPolicy(t, policy.Rules{GoogleHostedDomains: []string{"corp.com"}}),
+		configure: func(c *provider.Config) { c.HostedDomains = []string{"corp.com"} }})
+	e.google.SetNext(oauthtest.Account{Subject: "905", Email: "h@corp.com", EmailVerified: true, HostedDomain: "corp.com"})
+	b := e.newBrowser()
+	if a := b.flow("/auth/login/google"); a.status != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %s", a.status, a.body)
+	}
+	e.refreshNow()
+	if got := b.sessionGroups(); got != "google:corp.com" || e.refreshResult("kept") != 1 {
+		t.Fatalf("after a check that changed nothing: groups %q, kept %v", got, e.refreshResult("kept"))
+	}
+	e.google.UpdateAccount("905", func(a *oauthtest.Account) { a.HostedDomain = "" })
+	e.refreshNow()
+	if got := b.sessionGroups(); got != "(ended)" {
+		t.Fatalf("the hosted domain the policy needs is gone, session groups %q", got)
+	}
+}
