@@ -31,7 +31,9 @@ func (u *changingUser) set(k string, v any) {
 
 func (u *changingUser) ID() string { return u.sub }
 
-func (u *changingUser) Userinfo([]string) ([]byte, error) { return json.Marshal(map[string]any{"sub": u.sub}) }
+func (u *changingUser) Userinfo([]string) ([]byte, error) {
+	return json.Marshal(map[string]any{"sub": u.sub})
+}
 
 func (u *changingUser) Claims(_ []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
 	b, err := json.Marshal(base)
