@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -9,9 +10,13 @@ import (
 )
 
 // FreshnessConfig is how provider sign-ins stay in step with the provider:
-// the key that seals their tokens at rest (--token-key-file).
+// how often they are checked again (--session-refresh) and the key that
+// seals their tokens at rest (--token-key-file).
 type FreshnessConfig struct {
-	TokenKeyFile string
+	// SessionRefresh is --session-refresh: how often a provider session is
+	// checked again with its provider; 0 never.
+	SessionRefresh time.Duration
+	TokenKeyFile   string
 	// TokenKey is the key read from TokenKeyFile; nil without one (then no
 	// provider token is stored).
 	TokenKey *seal.Key
@@ -19,12 +24,16 @@ type FreshnessConfig struct {
 
 // freshnessFlags declares the flags of session freshness.
 func freshnessFlags(fs *pflag.FlagSet, c *Config) {
+	fs.DurationVar(&c.Freshness.SessionRefresh, "session-refresh", time.Hour, "how often a provider sign-in's account and groups are checked again with the provider, off the request path (at least 1s; 0 disables)")
 	fs.StringVar(&c.Freshness.TokenKeyFile, "token-key-file", "", "file of a 32-byte key (raw, or base64) encrypting stored provider refresh and access tokens (AES-GCM); without it none are stored and provider sign-ins are not checked again")
 }
 
-// checkFreshnessFlags reads the token key.
+// checkFreshnessFlags checks the refresh interval and reads the token key.
 func checkFreshnessFlags(c *Config) error {
 	f := &c.Freshness
+	if f.SessionRefresh < 0 || (f.SessionRefresh > 0 && f.SessionRefresh < time.Second) {
+		return flagError("session-refresh", "%s: want 0 (off) or at least 1s", f.SessionRefresh)
+	}
 	if f.TokenKeyFile == "" {
 		return nil
 	}

@@ -62,3 +62,20 @@ func TestTokenKeyMissingWarnsOnce(t *testing.T) {
 		t.Errorf("no provider, yet a warning about --token-key-file:\n%s", logs)
 	}
 }
+
+// README (--session-refresh): 0 turns the check off; otherwise at least
+// 1s; anything else stops the start naming the flag.
+func TestSessionRefreshFlag(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{{"0", true}, {"1s", true}, {"1h", true}, {"500ms", false}, {"-1s", false}} {
+		_, err := parseServe([]string{"--upstream", "http://127.0.0.1:3000", "--session-refresh", tc.value}, envOf(nil), &bytes.Buffer{})
+		if (err == nil) != tc.ok {
+			t.Errorf("--session-refresh %s: err %v, want ok %v", tc.value, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--session-refresh") {
+			t.Errorf("--session-refresh %s: error %q does not name the flag", tc.value, err)
+		}
+	}
+}

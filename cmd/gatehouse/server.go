@@ -215,11 +215,14 @@ func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg promethe
 		Registerer:           reg,
 		Audit:                s.audit,
 		SharedLimits:         sharedLimits(s.store),
+		TokenKey:             cfg.Freshness.TokenKey,
+		SessionRefresh:       cfg.Freshness.SessionRefresh,
 	})
 	if err != nil {
 		return err
 	}
 	s.auth = auth
+	freshnessWarnings(s.log, cfg) // once the providers are set up: a start they stop says only that
 	s.adminAPI = admin.NewHandler(&admin.Service{
 		Store: s.store,
 		HashPassword: func(ctx context.Context, plain, email string) (string, error) {
@@ -452,7 +455,8 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	}
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
-	loopFuncs := []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep, s.policy.Run}
+	loopFuncs := []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep, s.policy.Run,
+		func(ctx context.Context) error { s.auth.RefreshSessions(ctx); return nil }} // provider sessions checked again
 	if s.reloader != nil {
 		loopFuncs = append(loopFuncs, s.reloader.Run) // the configuration file
 	}
@@ -642,7 +646,6 @@ func ownCookies(cfg Config) []string {
 // meant, each with what to do (at a start and in `gatehouse config check`).
 func startWarnings(log *slog.Logger, cfg Config) {
 	warnNewcomerTraps(log, cfg)
-	freshnessWarnings(log, cfg)
 	if len(cfg.ForwardAuthTrusted) > 0 && len(cfg.TrustedProxies) == 0 {
 		// Behind a front proxy every /auth/ request comes from its address:
 		// the per-client limits would be one bucket for every client.
