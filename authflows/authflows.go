@@ -49,6 +49,7 @@ type Store interface {
 	noticeStore
 	grantStore
 	refreshStore
+	backchannelStore
 }
 
 // MaxBodyBytes caps every request body under /auth/ (PX6).
@@ -135,13 +136,14 @@ type Handler struct {
 	mux     *http.ServeMux
 	handler http.Handler
 
-	signIn  *signInFlow      // password sign-in, sign-out, /auth/me (login.go)
-	reset   *resetFlow       // forgot password and reset (reset.go)
-	invite  *inviteFlow      // invitations (invite.go)
-	account *accountFlow     // the account page (account.go, account_sessions.go)
-	oauth   *oauthFlow       // OAuth sign-in and linking (oauth_start.go, oauth_callback.go)
-	notices *passwordNotices // the "password changed" mail (mailjobs.go)
-	refresh *refreshFlow     // provider sessions checked again (refresh.go)
+	signIn      *signInFlow      // password sign-in, sign-out, /auth/me (login.go)
+	reset       *resetFlow       // forgot password and reset (reset.go)
+	invite      *inviteFlow      // invitations (invite.go)
+	account     *accountFlow     // the account page (account.go, account_sessions.go)
+	oauth       *oauthFlow       // OAuth sign-in and linking (oauth_start.go, oauth_callback.go)
+	notices     *passwordNotices // the "password changed" mail (mailjobs.go)
+	refresh     *refreshFlow     // provider sessions checked again (refresh.go)
+	backchannel *backchannelFlow // OIDC back-channel logout (backchannel.go)
 }
 
 // New checks cfg and builds the handler.
@@ -211,14 +213,15 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 		oauth.shareLimits(cfg.SharedLimits, onError)
 	}
 	h := &Handler{
-		core:    c,
-		mux:     http.NewServeMux(),
-		signIn:  &signInFlow{core: c, store: cfg.Store},
-		reset:   &resetFlow{core: c, store: cfg.Store},
-		invite:  &inviteFlow{core: c, store: cfg.Store},
-		account: &accountFlow{core: c, store: cfg.Store},
-		oauth:   oauth,
-		notices: &passwordNotices{core: c, store: cfg.Store},
+		core:        c,
+		mux:         http.NewServeMux(),
+		signIn:      &signInFlow{core: c, store: cfg.Store},
+		reset:       &resetFlow{core: c, store: cfg.Store},
+		invite:      &inviteFlow{core: c, store: cfg.Store},
+		account:     &accountFlow{core: c, store: cfg.Store},
+		oauth:       oauth,
+		notices:     &passwordNotices{core: c, store: cfg.Store},
+		backchannel: &backchannelFlow{core: c, store: cfg.Store},
 	}
 	if h.refresh, err = newRefreshFlow(c, cfg.Store, cfg.Registerer); err != nil {
 		return nil, err
@@ -256,6 +259,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /auth/account/password", h.account.changePassword)
 	m.HandleFunc("POST /auth/account/sessions/revoke-others", h.account.signOutOthers)
 
+	m.HandleFunc("POST "+BackchannelLogoutPath, h.backchannel.logout)
+
 	m.HandleFunc("/auth/", h.notFound)
 }
 
@@ -270,6 +275,10 @@ func (h *Handler) middleware(next http.Handler) http.Handler {
 		h.event(r, "cross_origin_refused", slog.String("path", r.URL.Path))
 		web.WriteProblem(w, r, web.NewProblem(http.StatusForbidden, "cross_origin", "Cross-origin request refused"))
 	}))
+	// The OpenID Provider's back-channel logout is a server's POST that
+	// carries its own credential (the logout token): no browser, no
+	// Origin to check. This path alone is exempt.
+	cop.AddInsecureBypassPattern("POST " + BackchannelLogoutPath)
 	protected := cop.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hdr := w.Header()
@@ -291,6 +300,10 @@ func (h *Handler) middleware(next http.Handler) http.Handler {
 			hdr.Set("Strict-Transport-Security", "max-age=31536000")
 		}
 		if r.ContentLength > MaxBodyBytes {
+			if r.URL.Path == BackchannelLogoutPath { // a server: JSON, and its own code
+				writeJSONProblem(w, errLogoutRequest)
+				return
+			}
 			web.WriteProblem(w, r, errBodyTooLarge)
 			return
 		}
