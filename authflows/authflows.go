@@ -122,6 +122,9 @@ type Config struct {
 	// SessionRefresh is how often a provider session is checked again with
 	// its provider (--session-refresh); 0 never.
 	SessionRefresh time.Duration
+	// OIDCLogout sends a browser signing out of an oidc session on to the
+	// OpenID Provider's end_session_endpoint (--oidc-logout).
+	OIDCLogout bool
 }
 
 // Handler serves /auth/: one router over the flows, each a type of its

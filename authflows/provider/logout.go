@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"time"
 )
 
@@ -96,4 +97,28 @@ func (o *oidcIdentifier) verifyLogout(ctx context.Context, raw string) (LogoutTo
 		out.Subject = tok.Issuer + "#" + tok.Subject
 	}
 	return out, nil
+}
+
+// EndSessionURL is where a browser signing out of Gatehouse continues to
+// sign out at the OpenID Provider (RP-Initiated Logout 1.0): its
+// end_session_endpoint with id_token_hint (when the sign-in's ID token was
+// kept), client_id and post_logout_redirect_uri. false when the provider
+// has no such endpoint (or is not an OpenID Provider).
+func (p *Provider) EndSessionURL(idTokenHint, postLogoutRedirect string) (string, bool) {
+	o, ok := p.id.(*oidcIdentifier)
+	if !ok || o.endSession == "" {
+		return "", false
+	}
+	u, err := url.Parse(o.endSession)
+	if err != nil {
+		return "", false
+	}
+	q := u.Query()
+	if idTokenHint != "" {
+		q.Set("id_token_hint", idTokenHint)
+	}
+	q.Set("client_id", o.clientID)
+	q.Set("post_logout_redirect_uri", postLogoutRedirect)
+	u.RawQuery = q.Encode()
+	return u.String(), true
 }

@@ -16,7 +16,10 @@ type FreshnessConfig struct {
 	// SessionRefresh is --session-refresh: how often a provider session is
 	// checked again with its provider; 0 never.
 	SessionRefresh time.Duration
-	TokenKeyFile   string
+	// OIDCLogout is --oidc-logout: sign-out of an oidc session continues
+	// at the OpenID Provider.
+	OIDCLogout   bool
+	TokenKeyFile string
 	// TokenKey is the key read from TokenKeyFile; nil without one (then no
 	// provider token is stored).
 	TokenKey *seal.Key
@@ -25,6 +28,7 @@ type FreshnessConfig struct {
 // freshnessFlags declares the flags of session freshness.
 func freshnessFlags(fs *pflag.FlagSet, c *Config) {
 	fs.DurationVar(&c.Freshness.SessionRefresh, "session-refresh", time.Hour, "how often a provider sign-in's account and groups are checked again with the provider, off the request path (at least 1s; 0 disables)")
+	fs.BoolVar(&c.Freshness.OIDCLogout, "oidc-logout", false, "POST /auth/logout of an oidc session continues to the OpenID Provider's end_session_endpoint (id_token_hint, post_logout_redirect_uri {base-url}/auth/login)")
 	fs.StringVar(&c.Freshness.TokenKeyFile, "token-key-file", "", "file of a 32-byte key (raw, or base64) encrypting stored provider refresh and access tokens (AES-GCM); without it none are stored and provider sign-ins are not checked again")
 }
 

@@ -217,6 +217,7 @@ func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg promethe
 		SharedLimits:         sharedLimits(s.store),
 		TokenKey:             cfg.Freshness.TokenKey,
 		SessionRefresh:       cfg.Freshness.SessionRefresh,
+		OIDCLogout:           cfg.Freshness.OIDCLogout,
 	})
 	if err != nil {
 		return err
