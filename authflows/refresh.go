@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,13 +40,16 @@ type refreshStore interface {
 }
 
 const (
+	// refreshBatch is how many grants one claim takes, and
+	// refreshWorkers how many of them are checked at once.
+	refreshBatch   = 50
+	refreshWorkers = 10
 	// refreshLease is how long a claimed grant stays this replica's: long
-	// enough for the provider calls (each bounded), after which another
-	// pass (here or on another replica) takes it again, as it does after a
-	// provider that could not be asked.
-	refreshLease = time.Minute
-	// refreshBatch is how many grants one claim takes.
-	refreshBatch = 50
+	// enough for a batch against a provider that hangs (each call gives up
+	// after 20 s: five rounds of ten), after which another pass, here or
+	// on another replica, takes it again, as it does after a provider
+	// that could not be asked.
+	refreshLease = 5 * time.Minute
 )
 
 // Refresh results, the label of gatehouse_session_refresh_total.
@@ -111,9 +115,20 @@ func (h *Handler) RefreshDue(ctx context.Context) int {
 			f.results.WithLabelValues(refreshError).Inc()
 			return n
 		}
-		for _, g := range grants {
-			f.results.WithLabelValues(f.check(ctx, g)).Inc()
+		var wg sync.WaitGroup
+		work := make(chan storage.Grant)
+		for range min(refreshWorkers, len(grants)) {
+			wg.Go(func() {
+				for g := range work {
+					f.results.WithLabelValues(f.check(ctx, g)).Inc()
+				}
+			})
 		}
+		for _, g := range grants {
+			work <- g
+		}
+		close(work)
+		wg.Wait()
 		n += len(grants)
 		if len(grants) < refreshBatch {
 			return n
@@ -133,6 +148,9 @@ func (f *refreshFlow) check(ctx context.Context, g storage.Grant) string {
 	if err != nil {
 		log.ErrorContext(ctx, "session refresh: read the session", "err", err)
 		return refreshError
+	}
+	if !f.now().Before(s.ExpiresAt) {
+		return refreshKept // expired: the sweep takes it with its grant
 	}
 	p, ok := f.providers[g.Provider]
 	if !ok {

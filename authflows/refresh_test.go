@@ -179,7 +179,7 @@ func TestRefreshProviderDownChangesNothing(t *testing.T) {
 	e.google.Hang(release)
 	done := make(chan int)
 	go func() {
-		e.Clock.Advance(2 * time.Minute) // the claim of the failed check lapsed
+		e.Clock.Advance(refreshLease + time.Second) // the claim of the failed check lapsed
 		done <- e.Handler.RefreshDue(context.Background())
 	}()
 	if _, ok := b.me(); !ok { // answered while the refresher waits on the provider
