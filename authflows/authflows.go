@@ -3,13 +3,16 @@
 // declared beside it: password sign-in and sign-out (signInFlow, login.go),
 // forgot password and reset (resetFlow, reset.go), invitations (inviteFlow,
 // invite.go), the account page (accountFlow, account.go), OAuth sign-in and
-// linking (oauthFlow, oauth_start.go, oauth_callback.go), and the mail jobs
-// the queue prepares at delivery (mailjobs.go). What they share (sessions,
-// the device cookie, throttles, pages, events) is core (core.go).
+// linking (oauthFlow, oauth_start.go, oauth_callback.go), provider sessions
+// checked again (refreshFlow, refresh.go), OIDC back-channel logout
+// (backchannelFlow, backchannel.go), and the mail jobs the queue prepares
+// at delivery (mailjobs.go). What they share (sessions and their re-issue,
+// provider grants, the device cookie, throttles, pages, events) is core
+// (core.go, session.go, grants.go).
 //
 // Dependencies: authflows → authflows/audit, authflows/mail,
-// authflows/password, authflows/provider, proxy/session, proxy/policy,
-// proxy/web, storage. proxy/session is its session Gate, so that a session
+// authflows/password, authflows/provider, authflows/seal, proxy/session,
+// proxy/policy, proxy/web, storage. proxy/session is its session Gate, so that a session
 // means the same under /auth/ as on proxied paths; the proxy hands /auth/
 // requests to Handler as a plain http.Handler and never imports authflows.
 package authflows
