@@ -64,11 +64,21 @@ func (s *server) Hang(release <-chan struct{}) {
 	s.hang = release
 }
 
+// Hanging counts the requests Hang held so far.
+func (s *server) Hanging() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hanging
+}
+
 // hangable is the fake's handler behind Hang.
 func (s *server) hangable(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		release := s.hang
+		if release != nil {
+			s.hanging++
+		}
 		s.mu.Unlock()
 		if release != nil {
 			select {

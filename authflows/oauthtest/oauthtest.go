@@ -80,6 +80,7 @@ type server struct {
 	refresh   map[string]string  // refresh token → subject
 	tokenFail int                // status the next token request answers
 	hang      <-chan struct{}    // while set and open, every request waits
+	hanging   int                // requests held by hang so far
 }
 
 func newServer(c Client, now func() time.Time) *server {

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"net/http"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -68,4 +70,44 @@ func TestProviderTokensSealedInPostgres(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The refresher runs off the request path: with --session-refresh 1s and
+// the provider hanging on the refresher's call, the proxy keeps serving
+// the signed-in browser; once the provider answers again the session
+// stands (nothing changed).
+func TestProxyServesWhileProviderHangs(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	up, _ := echoUpstream(t)
+	ln := listenLoopback(t)
+	base := "http://" + ln.Addr().String()
+	google := oauthtest.NewGoogle(oauthtest.Client{ID: "google-hang-client", Secret: "google-hang-secret", RedirectURL: base + "/auth/callback/google"}, nil)
+	defer google.Close()
+	google.SetIssuer("https://accounts.google.com")
+	startGatehouseOn(t, ln, db, nil, "--upstream", up.URL, "--open-signup", "--token-key-file", writeTokenKey(t),
+		"--session-refresh", "1s",
+		"--google-client-id", "google-hang-client", "--google-client-secret", "google-hang-secret",
+		"--google-auth-url", google.AuthURL(), "--google-token-url", google.TokenURL(),
+		"--google-userinfo-url", google.UserinfoURL(), "--google-jwks-url", google.JWKSURL())
+	google.SetNext(oauthtest.Account{Subject: "g-2", Email: "hal@example.com", EmailVerified: true})
+	b := newCanaryBrowser(t, base)
+	callback, _ := b.oauth("/auth/login/google")
+	status, _, body := b.do("GET", callback, "", "")
+	b.want("google callback", status, http.StatusSeeOther, body)
+
+	release := make(chan struct{})
+	google.Hang(release)
+	// Watchdog only: the refresher calls within a couple of seconds.
+	for deadline := time.Now().Add(time.Minute); google.Hanging() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the refresher never called the provider")
+		}
+	}
+	for range 3 {
+		status, _, body = b.do("GET", "/app", "", "")
+		b.want("GET /app while the provider hangs on the refresher's call", status, http.StatusOK, body)
+	}
+	close(release)
+	status, _, body = b.do("GET", "/app", "", "")
+	b.want("GET /app after the provider answered again", status, http.StatusOK, body)
 }
