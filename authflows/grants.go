@@ -44,7 +44,7 @@ func grantBinding(userID, providerName, subject string) []byte {
 // session the refresher and back-channel logout cannot find would escape
 // them.
 func (h *core) startProviderSession(w http.ResponseWriter, r *http.Request, u storage.User, p *provider.Provider, id provider.Identity, groups string) error {
-	s, err := h.issueSession(w, r, u, h.signIn(p.Name, groups))
+	s, err := h.issueSession(w, r, u, h.newSignIn(p.Name, groups))
 	if err != nil {
 		return err
 	}

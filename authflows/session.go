@@ -39,13 +39,13 @@ func newSecret() string {
 // comma-separated groups the sign-in earned (policy.Policy.Earned), kept on
 // the record for the gate and X-Forwarded-Groups.
 func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.User, method, groups string) error {
-	_, err := h.issueSession(w, r, u, h.signIn(method, groups))
+	_, err := h.issueSession(w, r, u, h.newSignIn(method, groups))
 	return err
 }
 
-// signIn is a new sign-in's part of its session: now, the absolute
+// newSignIn is a new sign-in's part of its session: now, the absolute
 // expiry after --session-ttl, how and with which groups.
-func (h *core) signIn(method, groups string) storage.Session {
+func (h *core) newSignIn(method, groups string) storage.Session {
 	now := h.now()
 	return storage.Session{CreatedAt: now, ExpiresAt: now.Add(h.cfg.SessionTTL), Method: method, Groups: groups}
 }
