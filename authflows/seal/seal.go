@@ -1,8 +1,9 @@
 // Package seal owns the encryption of provider tokens at rest: the
 // --token-key-file key (32 bytes, raw or base64) and AES-256-GCM sealing of
-// a sign-in's refresh, access and ID tokens, bound to the session they
-// belong to so that a sealed value copied to another session's record does
-// not open. Without a key, no provider token is stored at all.
+// a sign-in's refresh, access and ID tokens, bound to what the caller names
+// (authflows: the user, provider and account of the sign-in) so that a
+// sealed value copied into another user's record does not open. Without a
+// key, no provider token is stored at all.
 //
 // Dependencies: seal imports the standard library only. authflows (the
 // OAuth callback and the refresher) and cmd/gatehouse (the flag) import it.
@@ -38,7 +39,7 @@ const keyIDSize = 4
 var ErrOtherKey = errors.New("seal: sealed under another token key")
 
 // ErrDamaged: the value is not one this package sealed, or it was altered
-// or moved to another session.
+// or moved to another binding.
 var ErrDamaged = errors.New("seal: sealed tokens damaged or not this session's")
 
 // Tokens are what a provider sign-in leaves to keep: the refresh token
@@ -100,10 +101,9 @@ func ParseKey(b []byte) (*Key, error) {
 	return k, nil
 }
 
-// Seal encrypts t for the session whose id hash is session: version, key
-// id, random nonce, then the AES-GCM ciphertext of t's JSON with the
-// session hash as additional data.
-func (k *Key) Seal(t Tokens, session []byte) ([]byte, error) {
+// Seal encrypts t bound to binding: version, key id, random nonce, then
+// the AES-GCM ciphertext of t's JSON with binding as additional data.
+func (k *Key) Seal(t Tokens, binding []byte) ([]byte, error) {
 	plain, err := json.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
@@ -113,12 +113,12 @@ func (k *Key) Seal(t Tokens, session []byte) ([]byte, error) {
 	copy(out[1:], k.id[:])
 	nonce := out[1+keyIDSize:]
 	_, _ = rand.Read(nonce) // crypto/rand.Read never fails
-	return k.aead.Seal(out, nonce, plain, session), nil
+	return k.aead.Seal(out, nonce, plain, binding), nil
 }
 
-// Open decrypts what Seal made for the same session: ErrOtherKey when it
+// Open decrypts what Seal made for the same binding: ErrOtherKey when it
 // was sealed under another key, ErrDamaged when it does not open.
-func (k *Key) Open(sealed, session []byte) (Tokens, error) {
+func (k *Key) Open(sealed, binding []byte) (Tokens, error) {
 	head := 1 + keyIDSize + k.aead.NonceSize()
 	if len(sealed) < head+k.aead.Overhead() || sealed[0] != version {
 		return Tokens{}, ErrDamaged
@@ -126,7 +126,7 @@ func (k *Key) Open(sealed, session []byte) (Tokens, error) {
 	if !bytes.Equal(sealed[1:1+keyIDSize], k.id[:]) {
 		return Tokens{}, ErrOtherKey
 	}
-	plain, err := k.aead.Open(nil, sealed[1+keyIDSize:head], sealed[head:], session)
+	plain, err := k.aead.Open(nil, sealed[1+keyIDSize:head], sealed[head:], binding)
 	if err != nil {
 		return Tokens{}, ErrDamaged
 	}
