@@ -40,7 +40,7 @@ var ErrOtherKey = errors.New("seal: sealed under another token key")
 
 // ErrDamaged: the value is not one this package sealed, or it was altered
 // or moved to another binding.
-var ErrDamaged = errors.New("seal: sealed tokens damaged or not this session's")
+var ErrDamaged = errors.New("seal: sealed tokens damaged or bound to another sign-in")
 
 // Tokens are what a provider sign-in leaves to keep: the refresh token
 // (google, oidc), the access token (github's never expires) and the ID

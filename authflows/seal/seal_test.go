@@ -88,7 +88,7 @@ func TestSealOpen(t *testing.T) {
 		t.Fatalf("Open = %+v, %v; want %+v", out, err, in)
 	}
 	if _, err := k.Open(sealed, elsewhere); !errors.Is(err, ErrDamaged) {
-		t.Errorf("opened for another session: %v, want ErrDamaged", err)
+		t.Errorf("opened for another binding: %v, want ErrDamaged", err)
 	}
 	if _, err := other.Open(sealed, session); !errors.Is(err, ErrOtherKey) {
 		t.Errorf("opened with another key: %v, want ErrOtherKey", err)
