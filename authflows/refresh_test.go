@@ -160,6 +160,19 @@ func TestRefreshEndsSession(t *testing.T) {
 // provider hangs, sign-in checks of the session (the proxy's path) are
 // answered.
 func TestRefreshProviderDownChangesNothing(t *testing.T) {
+	t.Run("github 500", func(t *testing.T) {
+		e := refreshEnv(t, oauthEnvOptions{providers: []string{"github"}})
+		e.github.SetNext(oauthtest.Account{Subject: "907", Email: "z@example.com", EmailVerified: true})
+		b := e.newBrowser()
+		if a := b.flow("/auth/login/github"); a.status != http.StatusSeeOther {
+			t.Fatalf("sign-in: %d %s", a.status, a.body)
+		}
+		e.github.FailNextAPI("user", http.StatusInternalServerError)
+		e.refreshNow()
+		if _, ok := b.me(); !ok || e.refreshResult("unreachable") != 1 {
+			t.Fatalf("GitHub answering 500: session stands %v, unreachable %v", ok, e.refreshResult("unreachable"))
+		}
+	})
 	e := refreshEnv(t, oauthEnvOptions{providers: []string{"google"}})
 	e.google.SetNext(oauthtest.Account{Subject: "902", Email: "y@example.com", EmailVerified: true})
 	b := e.newBrowser()
@@ -175,11 +188,20 @@ func TestRefreshProviderDownChangesNothing(t *testing.T) {
 		t.Errorf("unreachable count %v, want 1", e.refreshResult("unreachable"))
 	}
 
+	e.Clock.Advance(refreshLease + time.Second)                      // the claim of the failed check lapsed
+	e.google.FailNextAPI("userinfo", http.StatusInternalServerError) // not asked at a refresh: the ID token says it all
+	if n := e.Handler.RefreshDue(context.Background()); n != 1 {
+		t.Fatalf("%d sessions checked again after the claim lapsed, want 1", n)
+	}
+	if e.refreshResult("kept") != 1 {
+		t.Errorf("a check after the provider came back: kept %v, want 1", e.refreshResult("kept"))
+	}
+
 	release := make(chan struct{})
 	e.google.Hang(release)
 	done := make(chan int)
 	go func() {
-		e.Clock.Advance(refreshLease + time.Second) // the claim of the failed check lapsed
+		e.Clock.Advance(time.Hour + time.Second)
 		done <- e.Handler.RefreshDue(context.Background())
 	}()
 	if _, ok := b.me(); !ok { // answered while the refresher waits on the provider

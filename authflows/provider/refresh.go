@@ -57,7 +57,7 @@ func (p *Provider) Reidentify(ctx context.Context, t seal.Tokens) (Identity, sea
 	}
 	id, err := p.id.identify(ctx, tok, idCheck{refreshed: true})
 	var pe providerError
-	if errors.As(err, &pe) && (pe.status == http.StatusUnauthorized || pe.status == http.StatusNotFound) {
+	if errors.As(err, &pe) && pe.status == http.StatusUnauthorized { // the token is revoked or its account gone
 		return Identity{}, t, refusedError{pe.msg}
 	}
 	if err != nil {
