@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -203,7 +204,12 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if c.mails, err = loadMailTemplates(cfg.MailTemplates); err != nil {
 		return nil, err
 	}
-	if c.providers, err = provider.New(ctx, cfg.Providers, cfg.Clock); err != nil {
+	providers := slices.Clone(cfg.Providers)
+	for i := range providers {
+		// Ask for refresh tokens only where they will be kept and used.
+		providers[i].Offline = cfg.TokenKey != nil && cfg.SessionRefresh > 0
+	}
+	if c.providers, err = provider.New(ctx, providers, cfg.Clock); err != nil {
 		return nil, err
 	}
 	if c.hasher = cfg.Hasher; c.hasher == nil {

@@ -298,6 +298,9 @@ func TestRefreshGoogleHostedDomain(t *testing.T) {
 	if a := b.flow("/auth/login/google"); a.status != http.StatusSeeOther {
 		t.Fatalf("sign-in: %d %s", a.status, a.body)
 	}
+	if q := e.google.AuthorizeRequests()[0]; q.Get("access_type") != "offline" || q.Get("prompt") != "consent" {
+		t.Errorf("Google authorization without access_type=offline and prompt=consent (no refresh token then): %v", q)
+	}
 	e.refreshNow()
 	if got := b.sessionGroups(); got != "google:corp.com" || e.refreshResult("kept") != 1 {
 		t.Fatalf("after a check that changed nothing: groups %q, kept %v", got, e.refreshResult("kept"))
@@ -306,5 +309,18 @@ func TestRefreshGoogleHostedDomain(t *testing.T) {
 	e.refreshNow()
 	if got := b.sessionGroups(); got != "(ended)" {
 		t.Fatalf("the hosted domain the policy needs is gone, session groups %q", got)
+	}
+}
+
+// Without a token key nothing would keep a refresh token: Google is not
+// asked for one, so its consent screen does not show at every sign-in.
+func TestGoogleNotAskedOfflineWithoutTokenKey(t *testing.T) {
+	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{"google"}})
+	e.google.SetNext(oauthtest.Account{Subject: "908", Email: "o@example.com", EmailVerified: true})
+	if a := e.newBrowser().flow("/auth/login/google"); a.status != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %s", a.status, a.body)
+	}
+	if q := e.google.AuthorizeRequests()[0]; q.Has("access_type") || q.Has("prompt") {
+		t.Errorf("Google asked for offline access without a token key: %v", q)
 	}
 }

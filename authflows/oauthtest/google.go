@@ -150,7 +150,7 @@ func (g *Google) handleToken(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		gr = grant{account: a, scope: "openid email profile"}
-	} else {
+	} else if gr.offline { // as Google: a refresh token only for access_type=offline
 		refresh = g.issueRefresh(gr.account.Subject)
 	}
 	access := g.issueToken(gr.account)

@@ -56,6 +56,7 @@ type grant struct {
 	challenge   string
 	nonce       string
 	scope       string
+	offline     bool // access_type=offline: Google then issues a refresh token
 }
 
 // server is what both fakes share: authorize, token, bearer tokens.
@@ -217,6 +218,7 @@ func (s *server) handleAuthorize(wantScopes []string, needNonce bool, optional .
 				challenge:   q.Get("code_challenge"),
 				nonce:       q.Get("nonce"),
 				scope:       q.Get("scope"),
+				offline:     q.Get("access_type") == "offline",
 			}
 			s.secrets = append(s.secrets, code)
 			v.Set("code", code)

@@ -56,12 +56,19 @@ func setupGoogle(ctx context.Context, c Config, client *http.Client, now func() 
 	}
 	keys := newAgingKeySet(oidc.ClientContext(ctx, client), jwks, now)
 	g.verify = newIDTokenVerifier(cmp.Or(c.Issuer, googleIssuer), keys, c.ClientID, nil, now)
+	var params map[string]string
+	if c.Offline {
+		// Google sends a refresh token only for access_type=offline, and
+		// only at a consent: prompt=consent asks for it at every sign-in.
+		params = map[string]string{"access_type": "offline", "prompt": "consent"}
+	}
 	return providerSetup{
-		title:    "Google",
-		endpoint: oauth2.Endpoint{AuthURL: cmp.Or(c.AuthURL, googleAuthURL), TokenURL: cmp.Or(c.TokenURL, googleTokenURL)},
-		scopes:   []string{"openid", "email", "profile"}, // OA11
-		nonce:    true,
-		identity: g,
+		authParams: params,
+		title:      "Google",
+		endpoint:   oauth2.Endpoint{AuthURL: cmp.Or(c.AuthURL, googleAuthURL), TokenURL: cmp.Or(c.TokenURL, googleTokenURL)},
+		scopes:     []string{"openid", "email", "profile"}, // OA11
+		nonce:      true,
+		identity:   g,
 	}, nil
 }
 
