@@ -44,11 +44,11 @@ const (
 	// refreshWorkers how many of them are checked at once.
 	refreshBatch   = 50
 	refreshWorkers = 10
-	// refreshLease is how long a claimed grant stays this replica's: long
-	// enough for a batch against a provider that hangs (each call gives up
-	// after 20 s: five rounds of ten), after which another pass, here or
-	// on another replica, takes it again, as it does after a provider
-	// that could not be asked.
+	// refreshLease is the shortest time a claimed grant stays this
+	// replica's: long enough for a batch against a provider that hangs
+	// (each call gives up after 20 s: five rounds of ten). After the claim
+	// (see claimFor) another pass, here or on another replica, takes it
+	// again, as it does after a provider that could not be asked.
 	refreshLease = 5 * time.Minute
 )
 
@@ -102,6 +102,12 @@ func refreshTick(every time.Duration) time.Duration {
 	return min(max(every/10, time.Second), 30*time.Second)
 }
 
+// claimFor is how long a claim holds a grant: a quarter of the interval,
+// at least refreshLease. A check that could not reach the provider is thus
+// tried again four times an interval, not every few minutes: an outage
+// does not multiply the calls to the provider.
+func claimFor(every time.Duration) time.Duration { return max(every/4, refreshLease) }
+
 // RefreshDue checks every provider session due now, batch by batch, and
 // reports how many it took.
 func (h *Handler) RefreshDue(ctx context.Context) int {
@@ -109,7 +115,7 @@ func (h *Handler) RefreshDue(ctx context.Context) int {
 	n := 0
 	for ctx.Err() == nil {
 		now := f.now()
-		grants, err := f.store.ClaimDueGrants(ctx, now, now.Add(refreshLease), refreshBatch)
+		grants, err := f.store.ClaimDueGrants(ctx, now, now.Add(claimFor(f.cfg.SessionRefresh)), refreshBatch)
 		if err != nil {
 			f.log.ErrorContext(ctx, "session refresh: claim due sessions", "err", err)
 			f.results.WithLabelValues(refreshError).Inc()

@@ -188,7 +188,11 @@ func TestRefreshProviderDownChangesNothing(t *testing.T) {
 		t.Errorf("unreachable count %v, want 1", e.refreshResult("unreachable"))
 	}
 
-	e.Clock.Advance(refreshLease + time.Second)                      // the claim of the failed check lapsed
+	e.Clock.Advance(refreshLease + time.Second)
+	if n := e.Handler.RefreshDue(context.Background()); n != 0 {
+		t.Fatalf("%d sessions tried again 5 minutes after a failed check, want none before a quarter interval", n)
+	}
+	e.Clock.Advance(claimFor(time.Hour) - refreshLease)              // the claim of the failed check lapsed
 	e.google.FailNextAPI("userinfo", http.StatusInternalServerError) // not asked at a refresh: the ID token says it all
 	if n := e.Handler.RefreshDue(context.Background()); n != 1 {
 		t.Fatalf("%d sessions checked again after the claim lapsed, want 1", n)
