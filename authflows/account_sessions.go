@@ -168,6 +168,13 @@ func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
 		h.answerStoreFailure(w, r, err)
 		return
 	}
+	// A provider sign-in's grant goes to the new session (read now: the
+	// change deletes this one).
+	grant, err := h.grantOf(ctx, s)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return
+	}
 	// Only if nothing changed the credentials since this browser's session
 	// was made at its epoch (a reset, a revocation, a disable: CR1, even one
 	// that landed while this request ran); the user's sessions and reset
@@ -184,9 +191,10 @@ func (h *accountFlow) changePassword(w http.ResponseWriter, r *http.Request) {
 	h.event(r, "password_changed", slog.String("user_id", u.ID), slog.Int("sessions_revoked", revoked))
 	h.recordAudit(r, audit.PasswordChanged, u.ID, u.Email, "")
 	h.mailPasswordNotice(r, u)
-	// The same sign-in, a new session id, at the epoch this change made:
-	// refused if anything changed the credentials since.
-	if err := h.reissueSession(w, r, u, s); err != nil {
+	// The same sign-in (its time, expiry, groups and factors), a new
+	// session id, at the epoch this change made: refused if anything
+	// changed the credentials since.
+	if err := h.reissueSession(w, r, u, s, grant); err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("change password: new session: %w", err))
 		return
 	}

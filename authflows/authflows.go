@@ -4,13 +4,17 @@
 // forgot password and reset (resetFlow, reset.go), invitations (inviteFlow,
 // invite.go), the account page (accountFlow, account.go), OAuth sign-in and
 // linking (oauthFlow, oauth_start.go, oauth_callback.go), the second factor
-// and passkeys (twoFactorFlow, twofactor*.go), and the mail jobs
-// the queue prepares at delivery (mailjobs.go). What they share (sessions,
-// the device cookie, throttles, pages, events) is core (core.go).
+// and passkeys (twoFactorFlow, twofactor*.go), provider sessions checked
+// again (refreshFlow, refresh.go), OIDC back-channel logout
+// (backchannelFlow, backchannel.go), and the mail jobs the queue prepares
+// at delivery (mailjobs.go). What they share (sessions and their re-issue,
+// provider grants, the device cookie, throttles, pages, events) is core
+// (core.go, session.go, grants.go).
 //
 // Dependencies: authflows → authflows/audit, authflows/mail,
-// authflows/password, authflows/provider, authflows/secondfactor,
-// proxy/session, proxy/policy, proxy/web, storage. proxy/session is its session Gate, so that a session
+// authflows/password, authflows/provider, authflows/seal,
+// authflows/secondfactor, proxy/session, proxy/policy, proxy/web, storage.
+// proxy/session is its session Gate, so that a session
 // means the same under /auth/ as on proxied paths; the proxy hands /auth/
 // requests to Handler as a plain http.Handler and never imports authflows.
 package authflows
@@ -22,6 +26,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +34,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/authflows/audit"
 	"github.com/gatehouse-auth/gatehouse/authflows/password"
 	"github.com/gatehouse-auth/gatehouse/authflows/provider"
+	"github.com/gatehouse-auth/gatehouse/authflows/seal"
 	"github.com/gatehouse-auth/gatehouse/proxy/policy"
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
@@ -48,6 +54,9 @@ type Store interface {
 	oauthStore
 	noticeStore
 	twoFactorStore
+	grantStore
+	refreshStore
+	backchannelStore
 }
 
 // Config holds the settings and the dependencies of the flows.
@@ -120,6 +129,16 @@ type Config struct {
 	// WebAuthnRPID is --webauthn-rp-id; empty: the host of BaseURL, and
 	// passkeys off when that host is an IP address.
 	WebAuthnRPID string
+
+	// TokenKey seals the provider tokens a sign-in keeps (--token-key-file);
+	// nil keeps none, and provider sessions are not checked again.
+	TokenKey *seal.Key
+	// SessionRefresh is how often a provider session is checked again with
+	// its provider (--session-refresh); 0 never.
+	SessionRefresh time.Duration
+	// OIDCLogout sends a browser signing out of an oidc session on to the
+	// OpenID Provider's end_session_endpoint (--oidc-logout).
+	OIDCLogout bool
 }
 
 // Handler serves /auth/: one router over the flows, each a type of its
@@ -134,13 +153,15 @@ type Handler struct {
 	mux     *http.ServeMux
 	handler http.Handler
 
-	signIn  *signInFlow      // password sign-in, sign-out, /auth/me (login.go)
-	reset   *resetFlow       // forgot password and reset (reset.go)
-	invite  *inviteFlow      // invitations (invite.go)
-	account *accountFlow     // the account page (account.go, account_sessions.go)
-	oauth   *oauthFlow       // OAuth sign-in and linking (oauth_start.go, oauth_callback.go)
-	notices *passwordNotices // the "password changed" mail (mailjobs.go)
-	second  *twoFactorFlow   // the second factor and passkeys (twofactor*.go)
+	signIn      *signInFlow      // password sign-in, sign-out, /auth/me (login.go)
+	reset       *resetFlow       // forgot password and reset (reset.go)
+	invite      *inviteFlow      // invitations (invite.go)
+	account     *accountFlow     // the account page (account.go, account_sessions.go)
+	oauth       *oauthFlow       // OAuth sign-in and linking (oauth_start.go, oauth_callback.go)
+	notices     *passwordNotices // the "password changed" mail (mailjobs.go)
+	second      *twoFactorFlow   // the second factor and passkeys (twofactor*.go)
+	refresh     *refreshFlow     // provider sessions checked again (refresh.go)
+	backchannel *backchannelFlow // OIDC back-channel logout (backchannel.go)
 }
 
 // New checks cfg and builds the handler.
@@ -183,7 +204,7 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if cfg.Hash == (password.HashParams{}) {
 		cfg.Hash = password.DefaultHashParams
 	}
-	c := &core{cfg: cfg, sessions: cfg.Store, secrets: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock}
+	c := &core{cfg: cfg, sessions: cfg.Store, secrets: cfg.Store, grants: cfg.Store, gate: cfg.Gate, log: cfg.Logger, now: cfg.Clock}
 	if c.gate == nil {
 		c.gate = &session.Gate{Sessions: cfg.Store, CookieName: cfg.CookieName, IdleTTL: cfg.SessionIdleTTL, Clock: cfg.Clock}
 	}
@@ -197,7 +218,12 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	if c.mails, err = loadMailTemplates(cfg.MailTemplates); err != nil {
 		return nil, err
 	}
-	if c.providers, err = provider.New(ctx, cfg.Providers, cfg.Clock); err != nil {
+	providers := slices.Clone(cfg.Providers)
+	for i := range providers {
+		// Ask for refresh tokens only where they will be kept and used.
+		providers[i].Offline = cfg.TokenKey != nil && cfg.SessionRefresh > 0
+	}
+	if c.providers, err = provider.New(ctx, providers, cfg.Clock); err != nil {
 		return nil, err
 	}
 	if c.hasher = cfg.Hasher; c.hasher == nil {
@@ -218,15 +244,19 @@ func NewContext(ctx context.Context, cfg Config) (*Handler, error) {
 	}
 	oauth.second = second
 	h := &Handler{
-		core:    c,
-		mux:     http.NewServeMux(),
-		second:  second,
-		signIn:  &signInFlow{core: c, store: cfg.Store, second: second},
-		reset:   &resetFlow{core: c, store: cfg.Store},
-		invite:  &inviteFlow{core: c, store: cfg.Store, second: second},
-		account: &accountFlow{core: c, store: cfg.Store, second: second},
-		oauth:   oauth,
-		notices: &passwordNotices{core: c, store: cfg.Store},
+		core:        c,
+		mux:         http.NewServeMux(),
+		second:      second,
+		signIn:      &signInFlow{core: c, store: cfg.Store, second: second},
+		reset:       &resetFlow{core: c, store: cfg.Store},
+		invite:      &inviteFlow{core: c, store: cfg.Store, second: second},
+		account:     &accountFlow{core: c, store: cfg.Store, second: second},
+		oauth:       oauth,
+		notices:     &passwordNotices{core: c, store: cfg.Store},
+		backchannel: &backchannelFlow{core: c, store: cfg.Store},
+	}
+	if h.refresh, err = newRefreshFlow(c, cfg.Store, cfg.Registerer); err != nil {
+		return nil, err
 	}
 	h.routes()
 	h.handler = h.middleware(h.mux)
@@ -279,6 +309,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /auth/passkey/login/finish", h.second.loginFinish)
 	m.HandleFunc("GET /auth/assets/passkey.js", h.servePasskeyScript)
 
+	m.HandleFunc("POST "+BackchannelLogoutPath, h.backchannel.logout)
+
 	m.HandleFunc("/auth/", h.notFound)
 }
 
@@ -293,6 +325,10 @@ func (h *Handler) middleware(next http.Handler) http.Handler {
 		h.event(r, "cross_origin_refused", slog.String("path", r.URL.Path))
 		web.WriteProblem(w, r, web.NewProblem(http.StatusForbidden, "cross_origin", "Cross-origin request refused"))
 	}))
+	// The OpenID Provider's back-channel logout is a server's POST that
+	// carries its own credential (the logout token): no browser, no
+	// Origin to check. This path alone is exempt.
+	cop.AddInsecureBypassPattern("POST " + BackchannelLogoutPath)
 	protected := cop.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hdr := w.Header()
@@ -311,6 +347,10 @@ func (h *Handler) middleware(next http.Handler) http.Handler {
 			hdr.Set("Referrer-Policy", "same-origin")
 		}
 		if r.ContentLength > web.MaxAuthBody {
+			if r.URL.Path == BackchannelLogoutPath { // a server: JSON, and its own code
+				writeJSONProblem(w, errLogoutRequest)
+				return
+			}
 			web.WriteProblem(w, r, web.BodyTooLarge)
 			return
 		}

@@ -19,6 +19,7 @@ type core struct {
 	cfg       Config
 	sessions  sessionStore // sign-in and sign-out of a browser (session.go)
 	secrets   deviceStore  // the device cookie's key (devicecookie.go)
+	grants    grantStore   // provider sessions' grants (grants.go)
 	gate      *session.Gate
 	log       *slog.Logger
 	now       func() time.Time

@@ -354,10 +354,12 @@ func (h *signInFlow) logout(w http.ResponseWriter, r *http.Request) {
 	h.expireCookie(w)
 	h.endUnprefixedSession(w, r)
 	clearSiteCache(w)
+	endAt := "" // --oidc-logout: the OpenID Provider's end of session (oidclogout.go)
 	if sessionID, ok := h.sessionCookie(r); ok {
 		idHash := storage.HashSecret(sessionID)
 		s, err := h.store.Session(r.Context(), idHash)
 		if err == nil {
+			endAt = h.providerLogoutURL(r.Context(), s)
 			err = h.store.DeleteSession(r.Context(), idHash)
 		}
 		switch {
@@ -374,6 +376,17 @@ func (h *signInFlow) logout(w http.ResponseWriter, r *http.Request) {
 			web.WriteProblem(w, r, errStoreUnavailable)
 			return
 		}
+	}
+	if endAt != "" && web.WantsHTML(r) {
+		h.markSignedOut(w)
+		seeOther(w, r, endAt)
+		return
+	}
+	if endAt != "" {
+		writeJSON(w, http.StatusOK, struct {
+			EndSessionURL string `json:"end_session_url"`
+		}{endAt})
+		return
 	}
 	if web.WantsHTML(r) {
 		// The contract's address exactly; the sign-in page clears the

@@ -204,7 +204,7 @@ func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *pro
 		if h.second.afterFirstFactor(w, r, u, p.Name, groups, flow.Redirect) {
 			return
 		}
-		err = h.startSession(w, r, u, p.Name, groups)
+		err = h.startProviderSession(w, r, u, p, id, groups)
 	}
 	if errors.Is(err, storage.ErrCredentialsChanged) {
 		// Disabled (AP2), reset or revoked (CR1) while this sign-in was in

@@ -85,6 +85,8 @@ type oauthEnvOptions struct {
 	wrapStore func(storage.Store) storage.Store
 	// secondFactor is --second-factor (default optional).
 	secondFactor SecondFactorPolicy
+	// edit, when set, changes the Handler's Config last (e.g. a token key).
+	edit func(c *Config)
 }
 
 const (
@@ -161,6 +163,9 @@ func newOAuthEnv(t *testing.T, opts oauthEnvOptions) *oauthEnv {
 		c.Providers = providers
 		c.OpenSignup = !opts.closedSignup
 		c.Policy = opts.policy
+		if opts.edit != nil {
+			opts.edit(c)
+		}
 	})
 	e.Store, e.Clock = store, clock
 	if opts.throughProxy {

@@ -1,6 +1,7 @@
 package authflows
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -28,6 +29,11 @@ type testIdP struct {
 	jwksHits  atomic.Int32
 	swapNonce atomic.Bool
 	tokens    idTokenRewriter // replaces the next ID token, when set
+	// refuseRefresh answers every refresh_token grant with invalid_grant.
+	refuseRefresh atomic.Bool
+	// endSession, when set before Gatehouse starts, is added to the
+	// discovery document as end_session_endpoint (mockoidc has none).
+	endSession string
 }
 
 func newTestIdP(t *testing.T, clockNow time.Time) *testIdP {
@@ -48,6 +54,17 @@ func (idp *testIdP) middleware(next http.Handler) http.Handler {
 		idp.mu.RLock()
 		defer idp.mu.RUnlock()
 		switch r.URL.Path {
+		case mockoidc.DiscoveryEndpoint:
+			if idp.endSession != "" {
+				rec := &bufferedWriter{header: http.Header{}}
+				next.ServeHTTP(rec, r)
+				var doc map[string]any
+				_ = json.Unmarshal(rec.body.Bytes(), &doc)
+				doc["end_session_endpoint"] = idp.endSession
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(doc)
+				return
+			}
 		case mockoidc.JWKSEndpoint:
 			idp.jwksHits.Add(1)
 			b, _ := idp.published.JWKS()
@@ -55,6 +72,12 @@ func (idp *testIdP) middleware(next http.Handler) http.Handler {
 			_, _ = w.Write(b)
 			return
 		case mockoidc.TokenEndpoint:
+			if idp.refuseRefresh.Load() && r.FormValue("grant_type") == "refresh_token" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(`{"error":"invalid_grant"}`))
+				return
+			}
 			idp.tokens.middleware(next).ServeHTTP(w, r)
 			return
 		case mockoidc.AuthorizationEndpoint:

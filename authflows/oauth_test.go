@@ -606,8 +606,9 @@ func TestOAuthLinkWithoutSession(t *testing.T) {
 	})
 }
 
-// OA11: the provider's tokens are not stored, not in any answer, and a
-// linked identity holds only provider, subject and email. The state and the
+// OA11: without --token-key-file the provider's tokens are not stored (with
+// it, only sealed: TestProviderTokensSealedAtRest), not in any answer, and
+// a linked identity holds only provider, subject and email. The state and the
 // transaction cookie of a pending flow are stored only as hashes.
 func TestOAuthProviderTokensNotKept(t *testing.T) {
 	e := newOAuthEnv(t, oauthEnvOptions{})

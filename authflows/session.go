@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
@@ -38,46 +39,62 @@ func newSecret() string {
 // comma-separated groups the sign-in earned (policy.Policy.Earned), kept on
 // the record for the gate and X-Forwarded-Groups.
 func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.User, method, groups string) error {
-	return h.startSessionWith(w, r, u, signIn{Method: method, Groups: groups})
+	_, err := h.issueSession(w, r, u, h.newSignIn(method, groups))
+	return err
 }
 
-// reissueSession replaces the browser's session s with a new one of the
-// same sign-in (SS4 after a credential change): a fresh id at u's epoch,
-// the same first and second factor and groups. Every re-issue goes
-// through here.
-func (h *core) reissueSession(w http.ResponseWriter, r *http.Request, u storage.User, s storage.Session) error {
-	return h.startSessionWith(w, r, u, signIn{Method: s.Method, SecondFactor: s.SecondFactor, Groups: s.Groups})
-}
-
-// signIn is what a new session records of how it was made.
-type signIn struct {
-	Method       string // the first factor: "pwd", "hwk" or a provider's name
-	SecondFactor string // "otp", "hwk", "rec" or empty
-	Groups       string
-}
-
-// startSessionWith is startSession for a sign-in that may have given a
-// second factor (twofactor.go).
-func (h *core) startSessionWith(w http.ResponseWriter, r *http.Request, u storage.User, in signIn) error {
-	method, groups := in.Method, in.Groups
-	sessionID := newSecret()
+// newSignIn is a new sign-in's part of its session: now, the absolute
+// expiry after --session-ttl, how and with which groups.
+func (h *core) newSignIn(method, groups string) storage.Session {
 	now := h.now()
-	s := storage.Session{
-		IDHash:       storage.HashSecret(sessionID),
-		UserID:       u.ID,
-		Email:        u.Email,
-		CreatedAt:    now,
-		ExpiresAt:    now.Add(h.cfg.SessionTTL),
-		LastSeen:     now,
-		Epoch:        u.Epoch,
-		Method:       method,
-		SecondFactor: in.SecondFactor,
-		Groups:       groups,
-		IP:           clientIPString(h.cfg.ClientIP(r)),
-		UserAgent:    truncateUserAgent(r.UserAgent()),
+	return storage.Session{CreatedAt: now, ExpiresAt: now.Add(h.cfg.SessionTTL), Method: method, Groups: groups}
+}
+
+// reissueSession replaces the browser's session old with a new session id
+// for u (a password change, the second-factor step: every re-issue goes
+// through here). The new record is old's sign-in under a new id: it keeps
+// the sign-in time, the absolute expiry, the groups and the factors, so
+// that no action of the user extends --session-ttl or keeps groups a
+// refresh took away; only the epoch (u's, after the change that asked
+// for the re-issue), the email and the browser's address are current.
+// grant, when the old session had one (a provider sign-in: grants.go), is
+// carried over to the new session; the caller reads it before the change
+// that deletes the old session.
+func (h *core) reissueSession(w http.ResponseWriter, r *http.Request, u storage.User, old storage.Session, grant *storage.Grant) error {
+	s, err := h.issueSession(w, r, u, reissued(old))
+	if err != nil || grant == nil {
+		return err
 	}
+	return h.keepGrant(r.Context(), s, *grant)
+}
+
+// reissued is the part of old a re-issued session keeps (see
+// reissueSession); issueSession fills in the rest.
+func reissued(old storage.Session) storage.Session {
+	return storage.Session{
+		CreatedAt:    old.CreatedAt,
+		ExpiresAt:    old.ExpiresAt,
+		Method:       old.Method,
+		SecondFactor: old.SecondFactor,
+		Groups:       old.Groups,
+	}
+}
+
+// issueSession stores s for u under a fresh session id, replaces whatever
+// session the browser brought and sets the cookie, with a Max-Age no longer
+// than what is left of s's absolute lifetime. s brings the sign-in: its
+// times, method, factors and groups; the rest comes from u and the request.
+func (h *core) issueSession(w http.ResponseWriter, r *http.Request, u storage.User, s storage.Session) (storage.Session, error) {
+	sessionID := newSecret()
+	s.IDHash = storage.HashSecret(sessionID)
+	s.UserID = u.ID
+	s.Email = u.Email
+	s.Epoch = u.Epoch
+	s.LastSeen = h.now()
+	s.IP = clientIPString(h.cfg.ClientIP(r))
+	s.UserAgent = truncateUserAgent(r.UserAgent())
 	if err := h.sessions.CreateSession(r.Context(), s); err != nil {
-		return fmt.Errorf("create session: %w", err)
+		return storage.Session{}, fmt.Errorf("create session: %w", err)
 	}
 	if old, ok := h.sessionCookie(r); ok {
 		// The browser's previous session is replaced, not kept alongside.
@@ -87,13 +104,20 @@ func (h *core) startSessionWith(w http.ResponseWriter, r *http.Request, u storag
 		}
 	}
 	h.endUnprefixedSession(w, r)
-	http.SetCookie(w, h.cookie(sessionID, int(h.cfg.SessionTTL.Seconds())))
+	http.SetCookie(w, h.cookie(sessionID, cookieMaxAge(s.ExpiresAt.Sub(s.LastSeen))))
 	if u.Email != "" {
 		// Every sign-in (password, OAuth, invite) marks this browser as
 		// one that has signed in to the account before (DV1).
 		h.setDeviceCookie(w, r, storage.NormalizeEmail(u.Email))
 	}
-	return nil
+	return s, nil
+}
+
+// cookieMaxAge is the session cookie's Max-Age for a session with left of
+// its absolute lifetime: whole seconds, at least 1 (0 would mean "no
+// Max-Age" and a negative one "expire now").
+func cookieMaxAge(left time.Duration) int {
+	return max(int(left/time.Second), 1)
 }
 
 // maxUserAgent bounds the browser description kept with a session.

@@ -355,7 +355,9 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		return
 	}
 	u.Epoch = st.Epoch
-	if err := h.startSessionWith(w, r, u, signIn{Method: st.Method, SecondFactor: second, Groups: st.Groups}); err != nil {
+	signedIn := h.newSignIn(st.Method, st.Groups)
+	signedIn.SecondFactor = second
+	if _, err := h.issueSession(w, r, u, signedIn); err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: sign in: %w", err))
 		return
 	}

@@ -167,7 +167,7 @@ func (h *twoFactorFlow) loginFinish(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, r, p)
 		return
 	}
-	if err := h.startSessionWith(w, r, u, signIn{Method: storage.MethodPasskey}); err != nil {
+	if _, err := h.issueSession(w, r, u, h.newSignIn(storage.MethodPasskey, "")); err != nil {
 		h.answerStoreFailure(w, r, err)
 		return
 	}

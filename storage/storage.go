@@ -346,6 +346,9 @@ type Store interface {
 	// API tokens of scripts and services.
 	APITokenStore
 
+	// Provider sessions' grants (grants.go).
+	GrantStore
+
 	// Administration.
 	// DeleteUser deletes the user with its identities, sessions, reset and
 	// invite tokens, second factors, API tokens and queued mail, in one

@@ -42,6 +42,11 @@ const (
 	FactorRemoved            = "factor_removed"
 	RecoveryCodesRegenerated = "recovery_codes_regenerated"
 	SecondFactorFailed       = "second_factor_failed"
+
+	// SessionEndedByProvider: a provider session ended because its
+	// provider refused it or the account no longer passes (a refresh), or
+	// the provider signed it out (back-channel logout).
+	SessionEndedByProvider = "session_ended_by_provider"
 )
 
 // Names lists every event name, for tests and documentation.
@@ -50,6 +55,7 @@ var Names = []string{
 	PasswordChanged, IdentityLinked, IdentityUnlinked, UserCreated, UserDisabled, UserEnabled,
 	UserDeleted, SessionsRevoked, AccessDenied, SignupRefused, TokenCreated, TokenRevoked,
 	FactorAdded, FactorRemoved, RecoveryCodesRegenerated, SecondFactorFailed,
+	SessionEndedByProvider,
 }
 
 // Event is one audit record. Empty fields are left out of the line.

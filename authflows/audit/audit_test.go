@@ -49,7 +49,8 @@ func TestNamesAreTheContractsAndNoOthers(t *testing.T) {
 	want := "login login_failed logout reset_requested reset_completed invite_sent invite_accepted " +
 		"password_changed identity_linked identity_unlinked user_created user_disabled user_enabled " +
 		"user_deleted sessions_revoked access_denied signup_refused token_created token_revoked " +
-		"factor_added factor_removed recovery_codes_regenerated second_factor_failed"
+		"factor_added factor_removed recovery_codes_regenerated second_factor_failed " +
+		"session_ended_by_provider"
 	if got := strings.Join(Names, " "); got != want {
 		t.Fatalf("Names = %q\nwant    %q", got, want)
 	}

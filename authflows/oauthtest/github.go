@@ -31,7 +31,7 @@ func NewGitHub(client Client, now func() time.Time) *GitHub {
 	mux.HandleFunc("POST /login/oauth/access_token", g.handleToken)
 	mux.HandleFunc("GET /api/v3/user", g.handleUser)
 	mux.HandleFunc("GET /api/v3/user/emails", g.handleEmails)
-	g.srv = httptest.NewServer(mux)
+	g.srv = httptest.NewServer(g.hangable(mux))
 	return g
 }
 
@@ -55,6 +55,9 @@ func (g *GitHub) handleToken(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(v.Encode()))
 	}
 	gr, code, err := g.redeem(r)
+	if err == nil && code != "" {
+		code, err = "unsupported_grant_type", fmt.Errorf("GitHub tokens do not expire: no %s grant", code)
+	}
 	if err != nil {
 		answer(url.Values{"error": {code}, "error_description": {err.Error()}})
 		return

@@ -66,7 +66,7 @@ func NewGoogle(client Client, now func() time.Time) *Google {
 	mux.HandleFunc("POST /token", g.handleToken)
 	mux.HandleFunc("GET /v1/userinfo", g.handleUserinfo)
 	mux.HandleFunc("GET /oauth2/v3/certs", g.handleKeys)
-	g.srv = httptest.NewServer(mux)
+	g.srv = httptest.NewServer(g.hangable(mux))
 	return g
 }
 
@@ -134,10 +134,24 @@ func (g *Google) OmitEmailClaims(omit bool) {
 }
 
 func (g *Google) handleToken(w http.ResponseWriter, r *http.Request) {
+	if g.tokenFailure(w) {
+		return
+	}
 	gr, code, err := g.redeem(r)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": err.Error()})
 		return
+	}
+	refresh := ""
+	if code == "refresh_token" { // a refresh: the account as it is now, no nonce
+		a, refused := g.refreshed(r)
+		if refused != "" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": refused})
+			return
+		}
+		gr = grant{account: a, scope: "openid email profile"}
+	} else if gr.offline { // as Google: a refresh token only for access_type=offline
+		refresh = g.issueRefresh(gr.account.Subject)
 	}
 	access := g.issueToken(gr.account)
 	now := g.now()
@@ -145,7 +159,10 @@ func (g *Google) handleToken(w http.ResponseWriter, r *http.Request) {
 	claims := map[string]any{
 		"iss": g.Issuer(), "azp": g.client.ID, "aud": g.client.ID,
 		"sub": a.Subject, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
-		"nonce": gr.nonce, "name": "Test User",
+		"name": "Test User",
+	}
+	if gr.nonce != "" {
+		claims["nonce"] = gr.nonce
 	}
 	g.mu.Lock()
 	if !g.omitEmails {
@@ -164,10 +181,14 @@ func (g *Google) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	idToken := forge(claims, key, forgery)
 	g.addSecret(idToken)
-	writeJSON(w, http.StatusOK, map[string]any{
+	answer := map[string]any{
 		"access_token": access, "token_type": "Bearer", "expires_in": 3599,
 		"scope": gr.scope, "id_token": idToken,
-	})
+	}
+	if refresh != "" {
+		answer["refresh_token"] = refresh
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func (g *Google) handleUserinfo(w http.ResponseWriter, r *http.Request) {

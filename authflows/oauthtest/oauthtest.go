@@ -56,6 +56,7 @@ type grant struct {
 	challenge   string
 	nonce       string
 	scope       string
+	offline     bool // access_type=offline: Google then issues a refresh token
 }
 
 // server is what both fakes share: authorize, token, bearer tokens.
@@ -74,13 +75,21 @@ type server struct {
 	token     []url.Values // every token request (client secret removed)
 	failures  []string     // why the fake refused something
 	secrets   []string     // every code and token it issued, for log canaries
+
+	accounts  map[string]Account // subject → the account now (accounts.go)
+	deleted   map[string]bool    // subjects deleted at the provider
+	refresh   map[string]string  // refresh token → subject
+	tokenFail int                // status the next token request answers
+	hang      <-chan struct{}    // while set and open, every request waits
+	hanging   int                // requests held by hang so far
 }
 
 func newServer(c Client, now func() time.Time) *server {
 	if now == nil {
 		now = time.Now
 	}
-	return &server{client: c, now: now, codes: map[string]grant{}, tokens: map[string]Account{}}
+	return &server{client: c, now: now, codes: map[string]grant{}, tokens: map[string]Account{},
+		accounts: map[string]Account{}, deleted: map[string]bool{}, refresh: map[string]string{}}
 }
 
 // SetNext chooses the account the next authorizations return.
@@ -209,6 +218,7 @@ func (s *server) handleAuthorize(wantScopes []string, needNonce bool, optional .
 				challenge:   q.Get("code_challenge"),
 				nonce:       q.Get("nonce"),
 				scope:       q.Get("scope"),
+				offline:     q.Get("access_type") == "offline",
 			}
 			s.secrets = append(s.secrets, code)
 			v.Set("code", code)
@@ -250,6 +260,9 @@ func (s *server) redeem(r *http.Request) (grant, string, error) {
 	if id != s.client.ID || secret != s.client.Secret {
 		return grant{}, "invalid_client", errors.New(s.fail("token: wrong client id or secret"))
 	}
+	if f.Get("grant_type") == "refresh_token" {
+		return grant{}, "refresh_token", nil // the caller redeems it (refreshed)
+	}
 	if f.Get("grant_type") != "authorization_code" {
 		return grant{}, "unsupported_grant_type", errors.New(s.fail("token: grant_type %q", f.Get("grant_type")))
 	}
@@ -275,6 +288,8 @@ func (s *server) issueToken(a Account) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens[t] = a
+	s.accounts[a.Subject] = a // the account as this sign-in or refresh shows it
+	delete(s.deleted, a.Subject)
 	s.secrets = append(s.secrets, t)
 	return t
 }
@@ -285,6 +300,9 @@ func (s *server) bearer(r *http.Request) (Account, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, known := s.tokens[t]
+	if known {
+		a, known = s.current(a)
+	}
 	if !ok || !known {
 		s.fail("%s: missing or unknown bearer token", r.URL.Path)
 	}

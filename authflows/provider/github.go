@@ -92,7 +92,7 @@ type githubIdentifier struct {
 // are configured, the memberships. Without read:org granted, or when a
 // membership list cannot be read, the sign-in fails: groups are never
 // guessed (fail closed).
-func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ string) (Identity, error) {
+func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, check idCheck) (Identity, error) {
 	api := apiCall{
 		client: g.client, accessToken: tok.AccessToken, accept: "application/vnd.github+json",
 		header: map[string]string{"X-GitHub-Api-Version": "2022-11-28"},
@@ -106,7 +106,7 @@ func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ st
 	}
 	n, err := strconv.ParseInt(user.ID.String(), 10, 64)
 	if err != nil || n <= 0 {
-		return Identity{}, providerError{"GET /user: no numeric id"}
+		return Identity{}, providerError{msg: "GET /user: no numeric id"}
 	}
 	var emails []struct {
 		Email    string `json:"email"`
@@ -128,7 +128,7 @@ func (g *githubIdentifier) identify(ctx context.Context, tok *oauth2.Token, _ st
 	if len(g.orgs) == 0 && len(g.teams) == 0 {
 		return id, nil
 	}
-	if !grantsReadOrg(tok) {
+	if !check.refreshed && !grantsReadOrg(tok) { // a refresh has no token response: /user/orgs answers for the token as granted
 		return Identity{}, ScopeError{"read:org"}
 	}
 	if id.Groups, err = g.groups(ctx, api); err != nil {
@@ -217,17 +217,17 @@ func (g *githubIdentifier) pages(ctx context.Context, api apiCall, step, path st
 			return err
 		}
 		if err := add(raw); err != nil {
-			return providerError{step + ": answer is not the expected JSON"}
+			return providerError{msg: step + ": answer is not the expected JSON"}
 		}
 		next = nextLink(h.Get("Link"))
 		if next == "" {
 			return nil
 		}
 		if !sameOrigin(next, g.apiURL) {
-			return providerError{step + ": next page on another host"}
+			return providerError{msg: step + ": next page on another host"}
 		}
 	}
-	return providerError{step + ": more than " + strconv.Itoa(maxGitHubPages) + " pages"}
+	return providerError{msg: step + ": more than " + strconv.Itoa(maxGitHubPages) + " pages"}
 }
 
 // nextLink is the rel="next" target of a Link header (RFC 8288), or "".

@@ -56,12 +56,19 @@ func setupGoogle(ctx context.Context, c Config, client *http.Client, now func() 
 	}
 	keys := newAgingKeySet(oidc.ClientContext(ctx, client), jwks, now)
 	g.verify = newIDTokenVerifier(cmp.Or(c.Issuer, googleIssuer), keys, c.ClientID, nil, now)
+	var params map[string]string
+	if c.Offline {
+		// Google sends a refresh token only for access_type=offline, and
+		// only at a consent: prompt=consent asks for it at every sign-in.
+		params = map[string]string{"access_type": "offline", "prompt": "consent"}
+	}
 	return providerSetup{
-		title:    "Google",
-		endpoint: oauth2.Endpoint{AuthURL: cmp.Or(c.AuthURL, googleAuthURL), TokenURL: cmp.Or(c.TokenURL, googleTokenURL)},
-		scopes:   []string{"openid", "email", "profile"}, // OA11
-		nonce:    true,
-		identity: g,
+		authParams: params,
+		title:      "Google",
+		endpoint:   oauth2.Endpoint{AuthURL: cmp.Or(c.AuthURL, googleAuthURL), TokenURL: cmp.Or(c.TokenURL, googleTokenURL)},
+		scopes:     []string{"openid", "email", "profile"}, // OA11
+		nonce:      true,
+		identity:   g,
 	}, nil
 }
 
@@ -77,9 +84,9 @@ type googleIdentifier struct {
 // sub, the email when verified (from /userinfo when the token has none) and
 // hd. The group google:HD comes from the verified token only, never from
 // /userinfo.
-func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonce string) (Identity, error) {
+func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, check idCheck) (Identity, error) {
 	raw, _ := tok.Extra("id_token").(string)
-	idt, c, err := g.verify.verify(ctx, raw, nonce)
+	idt, c, err := g.verify.verify(ctx, raw, check)
 	if err != nil {
 		return Identity{}, err
 	}
@@ -98,7 +105,7 @@ func (g *googleIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonc
 			return Identity{}, err
 		}
 		if info.Subject != idt.Subject {
-			return Identity{}, providerError{"userinfo: subject differs from the ID token"}
+			return Identity{}, providerError{msg: "userinfo: subject differs from the ID token"}
 		}
 		email, verified = info.Email, bool(info.EmailVerified)
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	"golang.org/x/oauth2"
+
+	"github.com/gatehouse-auth/gatehouse/authflows/seal"
 )
 
 // Identity is who the provider says the user is. Subject is the
@@ -33,12 +35,22 @@ type Identity struct {
 	// (GitHub's login), checked to be one: for pages that say who signed
 	// in, never a key (OA5).
 	Login string
+	// SID is the OpenID Provider's session id (the ID token's sid), kept
+	// for its back-channel logout; empty when it sends none.
+	SID string
+	// Tokens are the provider's tokens of this sign-in, for Reidentify
+	// later; the caller keeps them only sealed (authflows/seal), or not
+	// at all.
+	Tokens seal.Tokens
 }
 
 // providerError is a failed exchange or user API call (502 provider_error).
 // Its message names the step and the provider's status or error code, never
 // a code, token or response body (LG1).
-type providerError struct{ msg string }
+type providerError struct {
+	msg    string
+	status int // the user API's HTTP status, 0 when it did not answer
+}
 
 func (e providerError) Error() string { return e.msg }
 func (e providerError) Unwrap() error { return ErrCall }
@@ -50,9 +62,9 @@ func (e clientRejected) Unwrap() []error { return []error{ErrCall, ErrClientReje
 
 // Identify redeems code with the flow's PKCE verifier and the configured
 // redirect_uri (OA3), then lets the provider's kind identify the account
-// (checking nonce where the kind uses one). The provider's tokens live only
-// in this call: never stored, logged or forwarded (OA11). Errors:
-// IDTokenError, ScopeError, or another that wraps ErrCall.
+// (checking nonce where the kind uses one). The provider's tokens come back
+// in Identity.Tokens, never logged or forwarded (OA11), and kept only
+// sealed. Errors: IDTokenError, ScopeError, or another that wraps ErrCall.
 func (p *Provider) Identify(ctx context.Context, code, verifier, nonce string) (Identity, error) {
 	ctx, cancel := p.callContext(ctx)
 	defer cancel()
@@ -60,7 +72,27 @@ func (p *Provider) Identify(ctx context.Context, code, verifier, nonce string) (
 	if err != nil {
 		return Identity{}, exchangeError(err)
 	}
-	return p.id.identify(ctx, tok, nonce)
+	id, err := p.id.identify(ctx, tok, idCheck{nonce: nonce})
+	if err != nil {
+		return Identity{}, err
+	}
+	id.Tokens = tokensOf(tok, seal.Tokens{})
+	return id, nil
+}
+
+// tokensOf is what to keep of a token response: its tokens, each falling
+// back to before's when the response has none (a refresh answer often
+// carries no new refresh token).
+func tokensOf(tok *oauth2.Token, before seal.Tokens) seal.Tokens {
+	t := before
+	t.Access, t.Expiry = tok.AccessToken, tok.Expiry
+	if tok.RefreshToken != "" {
+		t.Refresh = tok.RefreshToken
+	}
+	if raw, _ := tok.Extra("id_token").(string); raw != "" {
+		t.IDToken = raw
+	}
+	return t
 }
 
 // exchangeError describes a failed token exchange without its body, which a
@@ -70,20 +102,20 @@ func exchangeError(err error) error {
 	var ue *url.Error
 	switch {
 	case errors.As(err, &re) && re.ErrorCode != "":
-		e := providerError{"token exchange: error " + strconv.Quote(clip(re.ErrorCode, 64))}
+		e := providerError{msg: "token exchange: error " + strconv.Quote(clip(re.ErrorCode, 64))}
 		switch re.ErrorCode {
 		case "invalid_client", "unauthorized_client", "incorrect_client_credentials":
 			return clientRejected{e}
 		}
 		return e
 	case errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized:
-		return clientRejected{providerError{"token exchange: HTTP 401"}}
+		return clientRejected{providerError{msg: "token exchange: HTTP 401"}}
 	case errors.As(err, &re) && re.Response != nil:
-		return providerError{fmt.Sprintf("token exchange: HTTP %d", re.Response.StatusCode)}
+		return providerError{msg: fmt.Sprintf("token exchange: HTTP %d", re.Response.StatusCode)}
 	case errors.As(err, &ue):
-		return providerError{"token exchange: " + ue.Err.Error()}
+		return providerError{msg: "token exchange: " + ue.Err.Error()}
 	}
-	return providerError{"token exchange: " + clip(err.Error(), 200)}
+	return providerError{msg: "token exchange: " + clip(err.Error(), 200)}
 }
 
 func clip(s string, n int) string {
@@ -145,7 +177,7 @@ type apiCall struct {
 func (a apiCall) getJSON(ctx context.Context, step, target string, v any) (http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, providerError{step + ": bad endpoint URL"}
+		return nil, providerError{msg: step + ": bad endpoint URL"}
 	}
 	req.Header.Set("Authorization", "Bearer "+a.accessToken)
 	req.Header.Set("Accept", cmp.Or(a.accept, "application/json"))
@@ -169,17 +201,17 @@ func (a apiCall) getJSON(ctx context.Context, step, target string, v any) (http.
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, providerError{step + ": " + clip(err.Error(), 200)}
+		return nil, providerError{msg: step + ": " + clip(err.Error(), 200)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxProviderResponse))
-		return resp.Header, providerError{fmt.Sprintf("%s: HTTP %d", step, resp.StatusCode)}
+		return resp.Header, providerError{fmt.Sprintf("%s: HTTP %d", step, resp.StatusCode), resp.StatusCode}
 	}
 	dec := json.NewDecoder(io.LimitReader(resp.Body, maxProviderResponse))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return resp.Header, providerError{step + ": answer is not the expected JSON"}
+		return resp.Header, providerError{msg: step + ": answer is not the expected JSON"}
 	}
 	return resp.Header, nil
 }

@@ -47,12 +47,14 @@ type idTokenClaims struct {
 	Email           string       `json:"email"`
 	EmailVerified   flexibleBool `json:"email_verified"`
 	HostedDomain    string       `json:"hd"`
+	SessionID       string       `json:"sid"` // the OpenID Provider's session (back-channel logout)
 }
 
 // verify checks raw and returns the token and its claims. A token whose
 // audience has several entries (or that names an azp) must name this
-// client as azp; its nonce must be the flow's.
-func (v *idTokenVerifier) verify(ctx context.Context, raw, nonce string) (*oidc.IDToken, idTokenClaims, error) {
+// client as azp; at sign-in its nonce must be the flow's (a refreshed
+// token has no flow to match).
+func (v *idTokenVerifier) verify(ctx context.Context, raw string, check idCheck) (*oidc.IDToken, idTokenClaims, error) {
 	var c idTokenClaims
 	if raw == "" {
 		return nil, c, IDTokenError{"missing from the token response"}
@@ -76,7 +78,7 @@ func (v *idTokenVerifier) verify(ctx context.Context, raw, nonce string) (*oidc.
 	if (len(tok.Audience) > 1 || c.AuthorizedParty != "") && c.AuthorizedParty != v.clientID {
 		return nil, c, IDTokenError{"authorized party is not this client"}
 	}
-	if nonce == "" || subtle.ConstantTimeCompare([]byte(tok.Nonce), []byte(nonce)) != 1 {
+	if !check.refreshed && (check.nonce == "" || subtle.ConstantTimeCompare([]byte(tok.Nonce), []byte(check.nonce)) != 1) {
 		return nil, c, IDTokenError{"nonce does not match"}
 	}
 	if tok.Subject == "" {

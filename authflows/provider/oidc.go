@@ -73,8 +73,9 @@ func setupOIDC(ctx context.Context, c Config, client *http.Client, now func() ti
 		return providerSetup{}, err
 	}
 	var doc struct {
-		JWKSURL string   `json:"jwks_uri"`
-		Algs    []string `json:"id_token_signing_alg_values_supported"`
+		JWKSURL    string   `json:"jwks_uri"`
+		Algs       []string `json:"id_token_signing_alg_values_supported"`
+		EndSession string   `json:"end_session_endpoint"`
 	}
 	if err := p.Claims(&doc); err != nil || doc.JWKSURL == "" {
 		return providerSetup{}, flagError("oidc-issuer-url", "%q: the discovery document names no jwks_uri", c.Issuer)
@@ -85,8 +86,13 @@ func setupOIDC(ctx context.Context, c Config, client *http.Client, now func() ti
 			return providerSetup{}, flagError("oidc-issuer-url", "discovered endpoint %v", err)
 		}
 	}
+	if doc.EndSession != "" && CheckEndpointURL(doc.EndSession) != nil {
+		doc.EndSession = "" // not followed: as if the provider had none
+	}
 	id := &oidcIdentifier{
 		issuer:      c.Issuer,
+		endSession:  doc.EndSession,
+		clientID:    c.ClientID,
 		groupsClaim: cmp.Or(c.GroupsClaim, "groups"),
 		verify:      newIDTokenVerifier(c.Issuer, newAgingKeySet(ctx, doc.JWKSURL, now), c.ClientID, signingAlgs(doc.Algs), now),
 	}
@@ -136,6 +142,8 @@ func oneLine(s string) string {
 // verified ID token alone.
 type oidcIdentifier struct {
 	issuer      string
+	endSession  string // end_session_endpoint of the discovery document, "" for none
+	clientID    string
 	groupsClaim string
 	verify      *idTokenVerifier
 }
@@ -145,13 +153,13 @@ type oidcIdentifier struct {
 // ambiguity). The email counts only when email_verified is true; a false
 // or missing claim leaves the identity without one. Each entry of the
 // groups claim becomes "oidc:GROUP".
-func (o *oidcIdentifier) identify(ctx context.Context, tok *oauth2.Token, nonce string) (Identity, error) {
+func (o *oidcIdentifier) identify(ctx context.Context, tok *oauth2.Token, check idCheck) (Identity, error) {
 	raw, _ := tok.Extra("id_token").(string)
-	idt, c, err := o.verify.verify(ctx, raw, nonce)
+	idt, c, err := o.verify.verify(ctx, raw, check)
 	if err != nil {
 		return Identity{}, err
 	}
-	id := Identity{Subject: idt.Issuer + "#" + idt.Subject}
+	id := Identity{Subject: idt.Issuer + "#" + idt.Subject, SID: c.SessionID}
 	verifiedEmail(&id, c.Email, bool(c.EmailVerified))
 	var all map[string]json.RawMessage
 	if err := idt.Claims(&all); err != nil {

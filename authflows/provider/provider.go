@@ -41,13 +41,27 @@ type Config struct {
 	// DiscoveryWait bounds the retries of OIDC discovery at start
 	// (0: 30 s); tests shorten it.
 	DiscoveryWait time.Duration
+
+	// Offline asks for a refresh token where the kind must ask for one
+	// (google: access_type=offline, prompt=consent): set when the sign-in
+	// will be checked again (authflows: a token key and --session-refresh).
+	Offline bool
 }
 
 // identifier is a provider kind's own step: who the account behind a token
 // response is. Each kind (google.go, github.go, oidc.go)
 // has one; the flows never ask a provider's name.
 type identifier interface {
-	identify(ctx context.Context, tok *oauth2.Token, nonce string) (Identity, error)
+	identify(ctx context.Context, tok *oauth2.Token, check idCheck) (Identity, error)
+}
+
+// idCheck is what a token response must match beyond the ID token's
+// signature, iss, aud and exp: at sign-in, the flow's nonce; at a refresh
+// (refreshed), nothing more: there is no flow, and the caller checks that
+// the account is the sign-in's.
+type idCheck struct {
+	nonce     string
+	refreshed bool
 }
 
 // providerSetup is what a kind builds from its configuration.
@@ -57,6 +71,8 @@ type providerSetup struct {
 	scopes   []string
 	nonce    bool // the authorization carries an OIDC nonce
 	identity identifier
+	// authParams are extra parameters of the authorization request.
+	authParams map[string]string
 }
 
 // providerTimeout bounds each call to a provider (token exchange, user API).
@@ -68,8 +84,11 @@ type Provider struct {
 	Name  string // as in the URL and in storage.Identity.Provider
 	Title string // for pages: "Google", "GitHub", --oidc-title
 	nonce bool
-	oauth *oauth2.Config
-	id    identifier
+	// authParams are extra parameters of the authorization request
+	// (Google's access_type=offline).
+	authParams map[string]string
+	oauth      *oauth2.Config
+	id         identifier
 	// client is used for every call to the provider, with timeouts.
 	client *http.Client
 }
@@ -105,11 +124,12 @@ func New(ctx context.Context, cfgs []Config, now func() time.Time) (map[string]*
 		// style avoids x/oauth2 retrying a failed exchange with the other.
 		setup.endpoint.AuthStyle = oauth2.AuthStyleInParams
 		m[c.Name] = &Provider{
-			Name:   c.Name,
-			Title:  setup.title,
-			nonce:  setup.nonce,
-			id:     setup.identity,
-			client: client,
+			Name:       c.Name,
+			Title:      setup.title,
+			nonce:      setup.nonce,
+			authParams: setup.authParams,
+			id:         setup.identity,
+			client:     client,
 			oauth: &oauth2.Config{
 				ClientID:     c.ClientID,
 				ClientSecret: c.ClientSecret,
@@ -133,6 +153,9 @@ func (p *Provider) AuthCodeURL(state, verifier, nonce string) string {
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
 	if p.nonce {
 		opts = append(opts, oauth2.SetAuthURLParam("nonce", nonce))
+	}
+	for k, v := range p.authParams {
+		opts = append(opts, oauth2.SetAuthURLParam(k, v))
 	}
 	return p.oauth.AuthCodeURL(state, opts...)
 }

@@ -92,6 +92,10 @@ type Config struct {
 	// SecondFactor is the second factor and passkeys (flags_secondfactor.go).
 	SecondFactor SecondFactorConfig
 
+	// Freshness is how provider sign-ins stay in step with the provider
+	// (flags_freshness.go).
+	Freshness FreshnessConfig
+
 	LogFormat string
 	LogLevel  string
 

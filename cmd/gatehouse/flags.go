@@ -68,6 +68,7 @@ func serveFlags(out io.Writer) (*pflag.FlagSet, *rawFlags) {
 	pageFlags(fs, c)
 	bearerFlags(fs, c)
 	secondFactorFlags(fs, c)
+	freshnessFlags(fs, c)
 	fs.StringSliceVar(&c.TLS.Domains, "tls-domain", nil, "domain to obtain a certificate for by ACME; turns on automatic HTTPS (repeatable)")
 	fs.StringVar(&c.TLS.Email, "tls-email", "", "ACME account email")
 	fs.StringVar(&c.TLS.CA, "acme-ca", "https://acme-v02.api.letsencrypt.org/directory", "ACME directory URL")
@@ -307,6 +308,9 @@ func checkServe(fs *pflag.FlagSet, r *rawFlags) (Config, error) {
 		return Config{}, err
 	}
 	if err := checkIdentityFlags(r, &c); err != nil {
+		return Config{}, err
+	}
+	if err := checkFreshnessFlags(&c); err != nil {
 		return Config{}, err
 	}
 	if err := checkBearerFlags(&c); err != nil {

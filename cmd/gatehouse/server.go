@@ -226,11 +226,15 @@ func (s *server) buildAuth(ctx context.Context, gate *session.Gate, reg promethe
 		SharedLimits:         sharedLimits(s.store),
 		SecondFactor:         cfg.SecondFactor.Policy,
 		WebAuthnRPID:         cfg.SecondFactor.RPID,
+		TokenKey:             cfg.Freshness.TokenKey,
+		SessionRefresh:       cfg.Freshness.SessionRefresh,
+		OIDCLogout:           cfg.Freshness.OIDCLogout,
 	})
 	if err != nil {
 		return err
 	}
 	s.auth = auth
+	freshnessWarnings(s.log, cfg) // once the providers are set up: a start they stop says only that
 	s.adminAPI = admin.NewHandler(&admin.Service{
 		Store: s.store,
 		HashPassword: func(ctx context.Context, plain, email string) (string, error) {
@@ -516,7 +520,8 @@ func (s *server) serve(ctx context.Context, ls *listeners) error {
 	}
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
-	loopFuncs := []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep, s.policy.Run}
+	loopFuncs := []func(context.Context) error{s.lastSeen.Run, s.mailer.Run, s.sweep, s.policy.Run,
+		func(ctx context.Context) error { s.auth.RefreshSessions(ctx); return nil }} // provider sessions checked again
 	if s.reloader != nil {
 		loopFuncs = append(loopFuncs, s.reloader.Run) // the configuration file
 	}

@@ -228,6 +228,31 @@ func TestTokenCachedPerSession(t *testing.T) {
 	}
 }
 
+// A session whose groups change under the same id (a provider check took
+// a group away) gets a new assertion at its next request, with the new
+// groups, not the cached one with the old.
+func TestTokenFollowsGroupChange(t *testing.T) {
+	e := newEnv(t)
+	s := session(1)
+	s.Groups = "oidc:admins,oidc:staff"
+	first, _ := e.issuer.Token(s)
+	s.Groups = "oidc:staff"
+	after, _ := e.issuer.Token(s)
+	if after == first {
+		t.Fatal("the cached assertion with the removed group was handed out after the change")
+	}
+	claims, err := verify(t, e.jwks.URL, after, e.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claims.Groups) != 1 || claims.Groups[0] != "oidc:staff" {
+		t.Fatalf("groups after the change: %q", claims.Groups)
+	}
+	if again, _ := e.issuer.Token(s); again != after {
+		t.Fatal("re-minted without a change")
+	}
+}
+
 func TestTokenNeverOutlivesSession(t *testing.T) {
 	e := newEnv(t)
 	s := session(1)

@@ -51,6 +51,8 @@ type cacheShard struct {
 type cachedToken struct {
 	token   string
 	userID  string
+	email   string    // the claims the session can change under the same id:
+	groups  string    // a token minted before a change is not handed out after it
 	renewAt time.Time // half the lifetime
 	expires time.Time
 }
@@ -88,14 +90,16 @@ type Claims struct {
 }
 
 // Token returns the session's assertion, minting one only when none is
-// cached or the cached one has less than half its lifetime left.
+// cached, the cached one has less than half its lifetime left, or the
+// session's email or groups changed since it was minted (a provider check
+// took a group away: the next request's assertion says so).
 func (a *Issuer) Token(s storage.Session) (string, error) {
 	now := a.clock()
 	sh := &a.shards[s.IDHash[0]%uint8(len(a.shards))]
 	sh.mu.Lock()
 	c, ok := sh.tokens[s.IDHash]
 	sh.mu.Unlock()
-	if ok && c.userID == s.UserID && now.Before(c.renewAt) {
+	if ok && c.userID == s.UserID && c.email == s.Email && c.groups == s.Groups && now.Before(c.renewAt) {
 		return c.token, nil
 	}
 	c, err := a.mint(s, now)
@@ -184,7 +188,7 @@ func (a *Issuer) mint(s storage.Session, now time.Time) (cachedToken, error) {
 		return cachedToken{}, err
 	}
 	a.minted.Add(1)
-	return cachedToken{token: token, userID: s.UserID, renewAt: now.Add(exp.Sub(now) / 2), expires: exp}, nil
+	return cachedToken{token: token, userID: s.UserID, email: s.Email, groups: s.Groups, renewAt: now.Add(exp.Sub(now) / 2), expires: exp}, nil
 }
 
 // sessionClaim is the sid: a hash of the stored hash under its own label,

@@ -60,6 +60,7 @@ var (
 		bucketFactors, bucketPasskeyIDs, bucketTOTPSteps, bucketRecoveryCodes, bucketPendingExpiry,
 		bucketFactorSteps, bucketStepExpiry, bucketCeremonies, bucketCeremonyExp,
 		bucketAPITokens, bucketAPITokenIDs, bucketUserAPITokens,
+		bucketGrants, bucketGrantDue, bucketUsedMarks,
 	}
 )
 

@@ -126,6 +126,10 @@ func (s *Store) DeleteOtherSessions(ctx context.Context, userID string, keep sto
 		if err != nil {
 			return err
 		}
+		grant, hasGrant, err := getGrant(tx, keep)
+		if err != nil {
+			return err
+		}
 		if n, err = deleteUserSessions(tx, userID); err != nil { // keep too, put back below
 			return err
 		}
@@ -134,7 +138,13 @@ func (s *Store) DeleteOtherSessions(ctx context.Context, userID string, keep sto
 		}
 		kept.Epoch = u.Epoch
 		n--
-		return putSession(tx, kept)
+		if err := putSession(tx, kept); err != nil {
+			return err
+		}
+		if hasGrant {
+			return putGrant(tx, grant)
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err
@@ -198,6 +208,9 @@ func deleteSession(tx *bbolt.Tx, idHash storage.Hash) (bool, error) {
 	if err := sessions.Delete(idHash[:]); err != nil {
 		return false, err
 	}
+	if err := dropGrant(tx, idHash); err != nil {
+		return false, err
+	}
 	if validUserID(old.UserID) {
 		if err := tx.Bucket(bucketUserSessions).Delete(userHashKey(old.UserID, idHash)); err != nil {
 			return false, err
@@ -230,6 +243,9 @@ func deleteUserSessions(tx *bbolt.Tx, userID string) (int, error) {
 		if err := c.Delete(); err != nil {
 			return 0, err
 		}
+		if err := dropGrant(tx, h); err != nil {
+			return 0, err
+		}
 	}
 	slices.SortFunc(expiryKeys, bytes.Compare)
 	expiry := tx.Bucket(bucketSessionExpiry)
@@ -249,8 +265,19 @@ func deleteUserSessions(tx *bbolt.Tx, userID string) (int, error) {
 // DeleteExpiredSessions deletes sessions whose ExpiresAt is not after now
 // (found through the expiry index) and, when idle > 0, sessions whose
 // LastSeen is idle or more before now (found by a chunked scan), and reports
-// how many. It deletes in chunks; see sweepChunk.
+// how many. It deletes in chunks; see sweepChunk. Single-use marks past
+// their time go too (grants.go).
 func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time, idle time.Duration) (int, error) {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		n, err := deleteUsedMarks(tx, now)
+		if err == nil && n == 0 {
+			return errNoWrite
+		}
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
 	total, err := s.sweepExpiryIndex(ctx, bucketSessionExpiry, now, deleteSession)
 	if err != nil || idle <= 0 {
 		return total, err

@@ -111,3 +111,20 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 	s.InvalidateUser(userID)
 	return err
 }
+
+// RefreshSession changes the session's groups and forgets it, so that
+// this replica reads the new groups on its next request.
+func (s *Store) RefreshSession(ctx context.Context, session storage.Hash, groups string, tokens []byte, next time.Time) error {
+	err := s.Store.RefreshSession(ctx, session, groups, tokens, next)
+	s.InvalidateSession(session)
+	return err
+}
+
+// EndGrantSessions ends the provider's sessions and forgets them.
+func (s *Store) EndGrantSessions(ctx context.Context, provider, subject, sid string) ([]storage.Grant, error) {
+	grants, err := s.Store.EndGrantSessions(ctx, provider, subject, sid)
+	for _, g := range grants {
+		s.InvalidateSession(g.Session)
+	}
+	return grants, err
+}

@@ -216,6 +216,9 @@ func (s *Store) TouchSessions(ctx context.Context, lastSeen map[storage.Hash]tim
 // revocation. It notifies nothing: a session it deletes is one that
 // Session.Active refuses already, on every replica.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time, idle time.Duration) (int, error) {
+	if _, err := s.pool.Exec(ctx, "DELETE FROM used_marks WHERE until <= $1", now); err != nil {
+		return 0, wrap("sweep used marks", err)
+	}
 	idleBefore := now.Add(-idle)
 	return sweep(ctx, s, `DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions
 		WHERE expires_at <= $1 OR ($2 AND last_seen <= $3) LIMIT $4 FOR UPDATE SKIP LOCKED)`, now, idle > 0, idleBefore, sweepChunk)

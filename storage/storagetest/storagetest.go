@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("Factors", func(t *testing.T) { testFactors(t, o) })
 	t.Run("FactorSteps", func(t *testing.T) { testFactorSteps(t, o) })
 	t.Run("APITokens", func(t *testing.T) { testAPITokens(t, o) })
+	t.Run("Grants", func(t *testing.T) { testGrants(t, o) })
 	t.Run("PingClose", func(t *testing.T) { testPingClose(t, o) })
 }
 
