@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
@@ -43,10 +44,13 @@ func (h *core) startSession(w http.ResponseWriter, r *http.Request, u storage.Us
 
 // reissueSession replaces the browser's session s with a new one of the
 // same sign-in (SS4 after a credential change): a fresh id at u's epoch,
-// the same first and second factor and groups. Every re-issue goes
-// through here.
+// the same first and second factor and groups, and the same creation time
+// and absolute expiry: a re-issue is no sign-in, so it neither extends
+// --session-ttl nor makes the session fresh for a route's max-age or the
+// account's 10-minute window. Every re-issue goes through here.
 func (h *core) reissueSession(w http.ResponseWriter, r *http.Request, u storage.User, s storage.Session) error {
-	return h.startSessionWith(w, r, u, signIn{Method: s.Method, SecondFactor: s.SecondFactor, Groups: s.Groups})
+	return h.startSessionWith(w, r, u, signIn{Method: s.Method, SecondFactor: s.SecondFactor, Groups: s.Groups,
+		CreatedAt: s.CreatedAt, ExpiresAt: s.ExpiresAt})
 }
 
 // signIn is what a new session records of how it was made.
@@ -54,6 +58,10 @@ type signIn struct {
 	Method       string // the first factor: "pwd", "hwk" or a provider's name
 	SecondFactor string // "otp", "hwk", "rec" or empty
 	Groups       string
+	// CreatedAt and ExpiresAt are kept from the session a re-issue
+	// replaces; zero for a sign-in, which makes them now and now plus
+	// --session-ttl.
+	CreatedAt, ExpiresAt time.Time
 }
 
 // startSessionWith is startSession for a sign-in that may have given a
@@ -62,12 +70,16 @@ func (h *core) startSessionWith(w http.ResponseWriter, r *http.Request, u storag
 	method, groups := in.Method, in.Groups
 	sessionID := newSecret()
 	now := h.now()
+	created, expires := now, now.Add(h.cfg.SessionTTL)
+	if !in.CreatedAt.IsZero() && !in.ExpiresAt.IsZero() {
+		created, expires = in.CreatedAt, in.ExpiresAt
+	}
 	s := storage.Session{
 		IDHash:       storage.HashSecret(sessionID),
 		UserID:       u.ID,
 		Email:        u.Email,
-		CreatedAt:    now,
-		ExpiresAt:    now.Add(h.cfg.SessionTTL),
+		CreatedAt:    created,
+		ExpiresAt:    expires,
 		LastSeen:     now,
 		Epoch:        u.Epoch,
 		Method:       method,
@@ -87,7 +99,7 @@ func (h *core) startSessionWith(w http.ResponseWriter, r *http.Request, u storag
 		}
 	}
 	h.endUnprefixedSession(w, r)
-	http.SetCookie(w, h.cookie(sessionID, int(h.cfg.SessionTTL.Seconds())))
+	http.SetCookie(w, h.cookie(sessionID, int(expires.Sub(now).Seconds())))
 	if u.Email != "" {
 		// Every sign-in (password, OAuth, invite) marks this browser as
 		// one that has signed in to the account before (DV1).

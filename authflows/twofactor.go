@@ -355,7 +355,10 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		return
 	}
 	u.Epoch = st.Epoch
-	if err := h.startSessionWith(w, r, u, signIn{Method: st.Method, SecondFactor: second, Groups: st.Groups}); err != nil {
+	// A step of ?reauth=second-factor adds a factor to a session, it is no
+	// sign-in: the new session keeps that one's creation time and expiry.
+	in := signIn{Method: st.Method, SecondFactor: second, Groups: st.Groups, CreatedAt: st.SessionCreatedAt, ExpiresAt: st.SessionExpiresAt}
+	if err := h.startSessionWith(w, r, u, in); err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: sign in: %w", err))
 		return
 	}
@@ -455,7 +458,8 @@ const (
 
 // reauth answers GET /auth/login?reauth=second-factor for a session made
 // without a second factor: a user with one gets a step from the session's
-// first factor and goes to /auth/2fa, which makes a new session with both;
+// first factor and goes to /auth/2fa, which makes a new session with both
+// (of the same creation time and expiry: giving a factor is no sign-in);
 // a user without one goes to the account page to enrol. It reports
 // whether it answered; anything else is the sign-in page's.
 func (h *twoFactorFlow) reauth(w http.ResponseWriter, r *http.Request, s storage.Session, kind, rd string) bool {
@@ -476,7 +480,7 @@ func (h *twoFactorFlow) reauth(w http.ResponseWriter, r *http.Request, s storage
 		seeOther(w, r, h.withRedirect("/auth/account", rd)+"#factors")
 		return true
 	}
-	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: s.Method, Groups: s.Groups, Redirect: rd})
+	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: s.Method, Groups: s.Groups, Redirect: rd, Session: &s})
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return true
