@@ -140,11 +140,14 @@ func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request,
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: %w", err))
 		return true
 	}
-	methods := h.methods(have)
-	enrol := len(methods) == 0 && h.mustEnrol(method)
-	if len(methods) == 0 && !enrol {
+	// Whether to step is the user's factors' say, not what can be given
+	// here: a passkey while passkeys are off still counts, and its user
+	// cannot finish the step (an administrator resets the factor).
+	enrol := !have.Enrolled() && h.mustEnrol(method)
+	if !have.Enrolled() && !enrol {
 		return false
 	}
+	methods := h.methods(have)
 	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: method, Groups: groups, Redirect: h.redirectTarget(rd)})
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
