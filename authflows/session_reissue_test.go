@@ -78,3 +78,27 @@ func TestSecondFactorReauthKeepsTheSignInTime(t *testing.T) {
 		t.Errorf("removing the factor with a session of a 3-hour-old sign-in plus a code: %q", code)
 	}
 }
+
+// A ?reauth=second-factor step whose session reached its absolute expiry
+// meanwhile makes no session: step_expired, not a 200 with a dead cookie.
+func TestSecondFactorReauthOfAnExpiredSession(t *testing.T) {
+	e := newTestEnv(t, func(c *Config) { c.SessionTTL = time.Hour })
+	e.CreateUser(t, "ann@example.com", testPassword)
+	plain := e.Login(t, "ann@example.com", testPassword)
+	secret, _ := e.enrolTOTP(t, plain)
+	e.Clock.Advance(58 * time.Minute)
+	r := e.NewRequest(http.MethodGet, "/auth/login?reauth=second-factor&rd=%2Fadmin", nil)
+	r.Header.Set("Accept", "text/html")
+	step := cookieOf(e.Do(r, plain), stepCookieName)
+	if step == nil {
+		t.Fatal("no step")
+	}
+	e.Clock.Advance(3 * time.Minute)
+	resp := e.PostJSON("/auth/2fa", map[string]string{"code": totpCode(t, secret, e.Clock.Now())}, step, plain)
+	if code := e.ProblemCode(t, resp, http.StatusUnauthorized); code != "step_expired" {
+		t.Errorf("code after the session's expiry: %q, want step_expired", code)
+	}
+	if c := e.SessionCookie(resp); c != nil && c.MaxAge > 0 {
+		t.Errorf("a session cookie %+v", c)
+	}
+}
