@@ -343,7 +343,9 @@ func (h *twoFactorFlow) stepRefused(w http.ResponseWriter, r *http.Request, u st
 func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep, u storage.User, second string, codes []string) {
 	st, err := h.factors.FinishStep(r.Context(), stepCookie(r))
 	h.clearStepCookie(w)
-	if errors.Is(err, secondfactor.ErrStepExpired) || err == nil && st.UserID != u.ID {
+	// A step of ?reauth=second-factor ends with the session it upgrades.
+	over := err == nil && !st.SessionExpiresAt.IsZero() && !h.now().Before(st.SessionExpiresAt)
+	if errors.Is(err, secondfactor.ErrStepExpired) || err == nil && st.UserID != u.ID || over {
 		h.problem(w, r, errStepExpired)
 		return
 	}
