@@ -140,11 +140,14 @@ func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request,
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: %w", err))
 		return true
 	}
-	methods := h.methods(have)
-	enrol := len(methods) == 0 && h.mustEnrol(method)
-	if len(methods) == 0 && !enrol {
+	// Whether to step is the user's factors' say, not what can be given
+	// here: a passkey while passkeys are off still counts, and its user
+	// cannot finish the step (an administrator resets the factor).
+	enrol := !have.Enrolled() && h.mustEnrol(method)
+	if !have.Enrolled() && !enrol {
 		return false
 	}
+	methods := h.methods(have)
 	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: method, Groups: groups, Redirect: h.redirectTarget(rd)})
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
@@ -340,7 +343,9 @@ func (h *twoFactorFlow) stepRefused(w http.ResponseWriter, r *http.Request, u st
 func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep, u storage.User, second string, codes []string) {
 	st, err := h.factors.FinishStep(r.Context(), stepCookie(r))
 	h.clearStepCookie(w)
-	if errors.Is(err, secondfactor.ErrStepExpired) || err == nil && st.UserID != u.ID {
+	// A step of ?reauth=second-factor ends with the session it upgrades.
+	over := err == nil && !st.SessionExpiresAt.IsZero() && !h.now().Before(st.SessionExpiresAt)
+	if errors.Is(err, secondfactor.ErrStepExpired) || err == nil && st.UserID != u.ID || over {
 		h.problem(w, r, errStepExpired)
 		return
 	}
@@ -355,8 +360,13 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		return
 	}
 	u.Epoch = st.Epoch
+	// A step of ?reauth=second-factor adds a factor to a session, it is no
+	// sign-in: the new session keeps that one's creation time and expiry.
 	signedIn := h.newSignIn(st.Method, st.Groups)
 	signedIn.SecondFactor = second
+	if !st.SessionCreatedAt.IsZero() && !st.SessionExpiresAt.IsZero() {
+		signedIn.CreatedAt, signedIn.ExpiresAt = st.SessionCreatedAt, st.SessionExpiresAt
+	}
 	if _, err := h.issueSession(w, r, u, signedIn); err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: sign in: %w", err))
 		return
@@ -457,7 +467,8 @@ const (
 
 // reauth answers GET /auth/login?reauth=second-factor for a session made
 // without a second factor: a user with one gets a step from the session's
-// first factor and goes to /auth/2fa, which makes a new session with both;
+// first factor and goes to /auth/2fa, which makes a new session with both
+// (of the same creation time and expiry: giving a factor is no sign-in);
 // a user without one goes to the account page to enrol. It reports
 // whether it answered; anything else is the sign-in page's.
 func (h *twoFactorFlow) reauth(w http.ResponseWriter, r *http.Request, s storage.Session, kind, rd string) bool {
@@ -478,7 +489,7 @@ func (h *twoFactorFlow) reauth(w http.ResponseWriter, r *http.Request, s storage
 		seeOther(w, r, h.withRedirect("/auth/account", rd)+"#factors")
 		return true
 	}
-	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: s.Method, Groups: s.Groups, Redirect: rd})
+	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: s.Method, Groups: s.Groups, Redirect: rd, Session: &s})
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return true

@@ -123,6 +123,12 @@ type SecondFactorStep struct {
 	Redirect  string // validated place to return to
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	// SessionCreatedAt and SessionExpiresAt are set when the step adds a
+	// second factor to a session (?reauth=second-factor): the session made
+	// after the step keeps that session's creation time and absolute
+	// expiry, as any re-issue does. Zero for a sign-in.
+	SessionCreatedAt time.Time
+	SessionExpiresAt time.Time
 }
 
 // WebAuthn ceremony purposes.

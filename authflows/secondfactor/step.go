@@ -23,6 +23,10 @@ type StepStart struct {
 	Method   string       // storage.MethodPassword or the provider's name
 	Groups   string       // the groups the first factor earned
 	Redirect string       // validated place to go afterwards
+	// Session is the session the step adds a second factor to
+	// (?reauth=second-factor), whose creation time and expiry the new
+	// session keeps; nil for a sign-in.
+	Session *storage.Session
 }
 
 // BeginStep records the step and returns the value for the step cookie
@@ -30,11 +34,15 @@ type StepStart struct {
 func (f *Factors) BeginStep(ctx context.Context, start StepStart) (string, error) {
 	binding, hash := newBinding()
 	now := f.cfg.Now()
-	err := f.store.CreateSecondFactorStep(ctx, storage.SecondFactorStep{
+	st := storage.SecondFactorStep{
 		BrowserHash: hash, UserID: start.User.ID, Epoch: start.User.Epoch,
 		Method: start.Method, Groups: start.Groups, Redirect: start.Redirect,
 		CreatedAt: now, ExpiresAt: now.Add(f.cfg.StepTTL),
-	})
+	}
+	if start.Session != nil {
+		st.SessionCreatedAt, st.SessionExpiresAt = start.Session.CreatedAt, start.Session.ExpiresAt
+	}
+	err := f.store.CreateSecondFactorStep(ctx, st)
 	if err != nil {
 		return "", fmt.Errorf("secondfactor: begin step: %w", err)
 	}

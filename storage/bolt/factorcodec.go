@@ -135,6 +135,8 @@ func encodeSecondFactorStep(st storage.SecondFactorStep) []byte {
 	e.str(st.Redirect)
 	e.time(st.CreatedAt)
 	e.time(st.ExpiresAt)
+	e.time(st.SessionCreatedAt)
+	e.time(st.SessionExpiresAt)
 	return e.b
 }
 
@@ -142,6 +144,9 @@ func decodeSecondFactorStep(h storage.Hash, v []byte) (storage.SecondFactorStep,
 	d := newDecoder(v)
 	st := storage.SecondFactorStep{BrowserHash: h, UserID: d.str(), Epoch: uint64(d.varint()),
 		Method: d.str(), Groups: d.str(), Redirect: d.str(), CreatedAt: d.time(), ExpiresAt: d.time()}
+	if len(d.b) > 0 { // a step stored before the session's times were kept has none
+		st.SessionCreatedAt, st.SessionExpiresAt = d.time(), d.time()
+	}
 	return st, d.err("second-factor step")
 }
 

@@ -11,16 +11,20 @@ import (
 // Second-factor steps and WebAuthn ceremonies: short-lived records keyed by
 // the hash of a browser's cookie, taken once, like the OAuth flows.
 
-const stepColumns = "browser_hash, user_id, epoch, method, groups, redirect, created_at, expires_at"
+const stepColumns = "browser_hash, user_id, epoch, method, groups, redirect, created_at, expires_at, session_created_at, session_expires_at"
 
 func scanStep(row pgx.Row) (storage.SecondFactorStep, error) {
 	var (
-		st    storage.SecondFactorStep
-		hash  []byte
-		epoch int64
+		st                             storage.SecondFactorStep
+		hash                           []byte
+		epoch                          int64
+		sessionCreated, sessionExpires *time.Time
 	)
-	err := row.Scan(&hash, &st.UserID, &epoch, &st.Method, &st.Groups, &st.Redirect, &st.CreatedAt, &st.ExpiresAt)
+	err := row.Scan(&hash, &st.UserID, &epoch, &st.Method, &st.Groups, &st.Redirect, &st.CreatedAt, &st.ExpiresAt, &sessionCreated, &sessionExpires)
 	st.BrowserHash, st.Epoch = hashFrom(hash), uint64(epoch)
+	if sessionCreated != nil && sessionExpires != nil {
+		st.SessionCreatedAt, st.SessionExpiresAt = *sessionCreated, *sessionExpires
+	}
 	return st, err
 }
 
@@ -28,11 +32,13 @@ func scanStep(row pgx.Row) (storage.SecondFactorStep, error) {
 // hash, only if its user exists.
 func (s *Store) CreateSecondFactorStep(ctx context.Context, st storage.SecondFactorStep) error {
 	tag, err := s.pool.Exec(ctx, `INSERT INTO second_factor_steps (`+stepColumns+`)
-		SELECT $1, id, $3, $4, $5, $6, $7, $8 FROM users WHERE id = $2
+		SELECT $1, id, $3, $4, $5, $6, $7, $8, $9, $10 FROM users WHERE id = $2
 		ON CONFLICT (browser_hash) DO UPDATE SET user_id = EXCLUDED.user_id, epoch = EXCLUDED.epoch,
 			method = EXCLUDED.method, groups = EXCLUDED.groups, redirect = EXCLUDED.redirect,
-			created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-		st.BrowserHash[:], st.UserID, int64(st.Epoch), st.Method, st.Groups, st.Redirect, st.CreatedAt, st.ExpiresAt)
+			created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
+			session_created_at = EXCLUDED.session_created_at, session_expires_at = EXCLUDED.session_expires_at`,
+		st.BrowserHash[:], st.UserID, int64(st.Epoch), st.Method, st.Groups, st.Redirect, st.CreatedAt, st.ExpiresAt,
+		nullTime(st.SessionCreatedAt), nullTime(st.SessionExpiresAt))
 	if err != nil {
 		return wrap("create second-factor step", err)
 	}

@@ -50,6 +50,17 @@ func testFactorSteps(t *testing.T, o Opener) {
 		wantErr(t, "TakeSecondFactorStep(another browser)", err, storage.ErrNotFound)
 	})
 
+	t.Run("StepKeepsTheSessionTimes", func(t *testing.T) {
+		s := o.newStore(t)
+		u := createUser(t, s, 1)
+		st := stepRecord("a", u.ID, 5*time.Minute)
+		st.SessionCreatedAt, st.SessionExpiresAt = at(-3*time.Hour), at(165*time.Hour)
+		wantErr(t, "CreateSecondFactorStep", s.CreateSecondFactorStep(t.Context(), st), nil)
+		got, err := s.TakeSecondFactorStep(t.Context(), st.BrowserHash, epoch)
+		wantErr(t, "TakeSecondFactorStep", err, nil)
+		wantEqual(t, "TakeSecondFactorStep", got, st)
+	})
+
 	t.Run("StepExpires", func(t *testing.T) {
 		s := o.newStore(t)
 		u := createUser(t, s, 1)
