@@ -6,21 +6,20 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
+	"net/http/httputil"
 
 	"github.com/gatehouse-auth/gatehouse/proxy/session"
 	"github.com/gatehouse-auth/gatehouse/proxy/web"
 )
 
 // Forwarding. Every request that goes on to the upstream, WebSocket
-// handshakes included, goes through one httputil.ReverseProxy (p.reverse):
-// rewrite builds the upstream request (headers.go), guardResponse and
-// answerWriter keep the upstream from touching Gatehouse's cookies, and
-// upstreamError (transport.go) answers a failed round trip.
+// handshakes included, goes through httputil.ReverseProxy, configured once
+// in p.reverse: rewrite builds the upstream request (headers.go),
+// guardResponse and answerWriter keep the upstream from touching
+// Gatehouse's cookies, and upstreamError (transport.go) answers a failed
+// round trip.
 
-// identity is who a forwarded request comes from. forward puts it in the
-// request's context for rewrite; a request without one is forwarded as
-// from nobody.
+// identity is who a forwarded request comes from.
 type identity struct {
 	userID, email, groups string
 	assertion             string // the signed identity assertion, when enabled
@@ -29,19 +28,46 @@ type identity struct {
 	dropAuthorization bool
 }
 
-type identityKey struct{}
+// forwarding is one request's trip through the ReverseProxy: what its
+// Rewrite and ModifyResponse need to know about that request, and the
+// writer and body wrappers they use. Each forwarding has its own copy of
+// p.reverse with Rewrite and ModifyResponse bound to it, so that the
+// identity reaches rewrite without a context value or a copy of the
+// request; forwardings are pooled (p.forwardings) and reused one request
+// at a time.
+type forwarding struct {
+	p       *Proxy
+	reverse httputil.ReverseProxy
+	id      identity
+	// signedIn: id is the request's identity; else it goes as from nobody.
+	signedIn bool
+	answer   answerWriter
+	body     guardedBody
+}
 
-func identityOf(ctx context.Context) *identity {
-	id, _ := ctx.Value(identityKey{}).(*identity)
-	return id
+func (p *Proxy) newForwarding() *forwarding {
+	f := &forwarding{p: p, reverse: *p.reverse}
+	f.reverse.Rewrite = f.rewrite
+	f.reverse.ModifyResponse = f.guardResponse
+	f.answer.cookies = p.ownCookies
+	return f
+}
+
+// identity is the identity rewrite sends: nil for nobody.
+func (f *forwarding) identity() *identity {
+	if !f.signedIn {
+		return nil
+	}
+	return &f.id
 }
 
 // forward sends r to the upstream, with the identity of d's session when it
 // counts, and reports what became of it.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d decision) outcome {
+	var id identity
 	if d.signedIn {
 		s := d.session
-		id := &identity{userID: s.UserID, email: s.Email, groups: s.Groups, dropAuthorization: d.tokens}
+		id = identity{userID: s.UserID, email: s.Email, groups: s.Groups, dropAuthorization: d.tokens}
 		if p.assertions != nil {
 			token, err := p.assertions.Token(s)
 			if err != nil { // no signing key: fail closed, as without a store
@@ -53,14 +79,16 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d decision) outc
 			}
 			id.assertion = token
 		}
-		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
 	}
-	aw := answerWriters.Get().(*answerWriter)
-	aw.ResponseWriter, aw.cookies, aw.failed = w, p.ownCookies, false
-	p.reverse.ServeHTTP(aw, r)
-	failed := aw.failed
-	aw.ResponseWriter = nil
-	answerWriters.Put(aw)
+	f := p.forwardings.Get().(*forwarding)
+	f.id, f.signedIn = id, d.signedIn
+	f.answer.ResponseWriter, f.answer.failed = w, false
+	// A panic (http.ErrAbortHandler, an answer cut short) leaves f to the
+	// garbage collector.
+	f.reverse.ServeHTTP(&f.answer, r)
+	failed := f.answer.failed
+	f.id, f.answer.ResponseWriter, f.body = identity{}, nil, guardedBody{}
+	p.forwardings.Put(f)
 	switch {
 	case failed:
 		p.metrics.failed.Inc()
@@ -85,8 +113,6 @@ type answerWriter struct {
 	failed  bool
 }
 
-var answerWriters = sync.Pool{New: func() any { return new(answerWriter) }}
-
 func (w *answerWriter) WriteHeader(code int) {
 	if code < http.StatusOK {
 		session.DropSetCookies(w.Header(), w.cookies...)
@@ -103,17 +129,19 @@ func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // cookie (SS8), in the header (a 101's included) or in the trailers, which
 // the transport fills in only when the body ends, so they are filtered when
 // ReverseProxy closes the body, before it copies them.
-func (p *Proxy) guardResponse(res *http.Response) error {
-	session.DropSetCookies(res.Header, p.ownCookies...)
+func (f *forwarding) guardResponse(res *http.Response) error {
+	session.DropSetCookies(res.Header, f.p.ownCookies...)
 	// A 101's body is the connection itself, which ReverseProxy takes
 	// over as it is; it has no trailers.
 	if res.StatusCode != http.StatusSwitchingProtocols && res.Body != nil && res.Body != http.NoBody {
-		res.Body = &guardedBody{ReadCloser: res.Body, p: p, res: res}
+		f.body = guardedBody{ReadCloser: res.Body, p: f.p, res: res}
+		res.Body = &f.body
 	}
 	return nil
 }
 
-// guardedBody is an upstream answer's body as ReverseProxy copies it.
+// guardedBody is an upstream answer's body as ReverseProxy copies it, which
+// closes it before ServeHTTP returns.
 type guardedBody struct {
 	io.ReadCloser
 	p      *Proxy

@@ -374,3 +374,42 @@ func TestForwardDropsSessionCookieFromTrailers(t *testing.T) {
 		})
 	}
 }
+
+// The forwarding state is reused from request to request: an anonymous
+// request after a signed-in one, serially or side by side, reaches the
+// upstream as from nobody, and each signed-in one with its own identity.
+func TestForwardIdentityIsPerRequest(t *testing.T) {
+	e := newEnv(t)
+	e.signIn(sessionID)
+	identityNames := []string{"X-Forwarded-User", "X-Forwarded-Email", "X-Forwarded-Groups", AssertionHeader}
+	e.upstream.handler = func(w http.ResponseWriter, r *http.Request) {
+		signedIn := r.URL.Query().Get("who") == "user"
+		for _, h := range identityNames {
+			_, got := r.Header[h]
+			if want := signedIn && h != "X-Forwarded-Groups" && h != AssertionHeader; got != want {
+				t.Errorf("%s: upstream has %s: %v, want %v", r.URL, h, got, want)
+			}
+		}
+		if signedIn && r.Header.Get("X-Forwarded-User") != userID {
+			t.Errorf("%s: X-Forwarded-User %q", r.URL, r.Header.Get("X-Forwarded-User"))
+		}
+		io.WriteString(w, "ok")
+	}
+	request := func(i int) {
+		r := get(fmt.Sprintf("/public/x?who=nobody&i=%d", i))
+		if i%2 == 0 {
+			r = withCookie(get(fmt.Sprintf("/public/x?who=user&i=%d", i)), sessionID)
+		}
+		if res := e.serve(r); res.StatusCode != http.StatusOK {
+			t.Errorf("request %d: status %d", i, res.StatusCode)
+		}
+	}
+	for i := range 20 {
+		request(i)
+	}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() { request(i) })
+	}
+	wg.Wait()
+}

@@ -142,13 +142,14 @@ func lowerASCII(c byte) byte {
 // "Connection: X-Forwarded-User" cannot remove what is set here, and after
 // deleting the client's Forwarded and X-Forwarded-For/-Host/-Proto and the
 // query parameters Go cannot parse.
-func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+func (f *forwarding) rewrite(pr *httputil.ProxyRequest) {
+	p := f.p
 	pr.SetURL(p.upstream)
 	// Request trailers are not forwarded: the server fills them in once the
 	// body is read, after every header check, so they could carry a forged
 	// identity or the session cookie (PX1, SS8).
 	pr.Out.Trailer = nil
-	p.setUpstreamHeaders(pr.Out.Header, pr.In, identityOf(pr.In.Context()))
+	p.setUpstreamHeaders(pr.Out.Header, pr.In, f.identity())
 }
 
 // setUpstreamHeaders completes the upstream request's header out, a copy of

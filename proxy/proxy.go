@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -140,7 +141,11 @@ type Proxy struct {
 	logger     *slog.Logger
 	metrics    *metrics
 	access     *AccessLog
-	reverse    *httputil.ReverseProxy // the one forwarding engine: see forward.go
+	// reverse is the configuration of the one forwarding engine; each
+	// pooled forwarding runs a copy with its own Rewrite and
+	// ModifyResponse (see forward.go).
+	reverse     *httputil.ReverseProxy
+	forwardings sync.Pool // of *forwarding
 	// authBodyTimeout bounds reading a body under /auth/: AuthBodyTimeout.
 	authBodyTimeout time.Duration
 }
@@ -225,15 +230,14 @@ func New(cfg Config) (*Proxy, error) {
 		transport = NewTransport(cmp.Or(max(cfg.UpstreamTimeout, 0), DefaultUpstreamTimeout))
 	}
 	p.reverse = &httputil.ReverseProxy{
-		Rewrite:        p.rewrite,
-		Transport:      transport,
-		BufferPool:     bufferPool{},
-		ModifyResponse: p.guardResponse,
-		ErrorHandler:   p.upstreamError,
+		Transport:    transport,
+		BufferPool:   bufferPool{},
+		ErrorHandler: p.upstreamError,
 		// What ReverseProxy logs itself (a body copy that failed) is
 		// logged with the request's id by guardedBody and upstreamError.
 		ErrorLog: slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
 	}
+	p.forwardings.New = func() any { return p.newForwarding() }
 	return p, nil
 }
 

@@ -34,11 +34,12 @@ func TestTransportSettings(t *testing.T) {
 	}
 
 	p := newEnv(t).proxy
+	reverse := p.newForwarding().reverse
 	//lint:ignore SA1019 the test checks that the deprecated Director stays unset
-	if p.reverse.Rewrite == nil || p.reverse.Director != nil {
+	if reverse.Rewrite == nil || reverse.Director != nil {
 		t.Error("ReverseProxy must use Rewrite, not Director (PX3)")
 	}
-	if b := p.reverse.BufferPool.Get(); len(b) != 32<<10 {
+	if b := reverse.BufferPool.Get(); len(b) != 32<<10 {
 		t.Errorf("buffer of %d bytes", len(b))
 	}
 }
