@@ -125,7 +125,7 @@ func TestBackchannelLogout(t *testing.T) {
 // invalid_request, as JSON, and ends nothing.
 func TestBackchannelLogoutRefused(t *testing.T) {
 	e, idp := oidcRefreshEnv(t)
-	b := signInOIDC(t, e, idp, "carol", "op-9")
+	signInOIDC(t, e, idp, "carol", "op-9") // a session for the first, valid token to end
 	foreign, err := mockoidc.RandomKeypair(2048)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestBackchannelLogoutRefused(t *testing.T) {
 	if status, _ := e.postLogout(t, used); status != http.StatusOK {
 		t.Fatalf("the first use of a valid token: %d", status)
 	}
-	b = signInOIDC(t, e, idp, "carol", "op-9") // signed in again, same OP session
+	b := signInOIDC(t, e, idp, "carol", "op-9") // signed in again, same OP session
 	for _, tc := range []struct {
 		name  string
 		token string

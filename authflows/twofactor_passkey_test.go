@@ -43,11 +43,11 @@ func TestPasskeyJourney(t *testing.T) {
 	if code := e.ProblemCode(t, e.PostJSON("/auth/passkey/register/begin", ""), http.StatusUnauthorized); code == "" {
 		t.Error("register begin without a session")
 	}
-	options, ceremony := e.beginCeremony(t, "/auth/passkey/register/begin", session)
+	_, ceremony := e.beginCeremony(t, "/auth/passkey/register/begin", session)
 	if code := e.ProblemCode(t, e.PostJSON("/auth/passkey/register/finish", `{"id":"x"}`, session, ceremony), http.StatusBadRequest); code != "invalid_credential" {
 		t.Errorf("garbage registration: %q", code)
 	}
-	options, ceremony = e.beginCeremony(t, "/auth/passkey/register/begin", session)
+	options, ceremony := e.beginCeremony(t, "/auth/passkey/register/begin", session)
 	resp := e.PostJSON("/auth/passkey/register/finish?name=Laptop", a.Create(t, options), session, ceremony)
 	var registered struct {
 		ID            string   `json:"id"`
