@@ -355,3 +355,26 @@ func BenchmarkMatch100(b *testing.B) {
 		tab.Match("app.example.com:443", "GET", "/wanted/some/asset.css")
 	}
 }
+
+// Upstreams answer HEAD with their GET handler (Go's net/http, Express,
+// Rails, Django): a restricting rule limited to GET also holds HEAD, or a
+// HEAD request would run the handler the rule keeps from the user and
+// read its headers. A rule that lets through stays as written.
+func TestMatchRestrictingGetRuleHoldsHead(t *testing.T) {
+	tab := mustTable(t, nil,
+		Rule{Path: "/export/", Methods: []string{"GET"}, Allow: Deny, Source: "export"},
+		Rule{Path: "/admin/", Methods: []string{"GET"}, Groups: []string{"oidc:admins"}, Source: "admin"},
+		Rule{Path: "/pub/", Methods: []string{"GET"}, Allow: Public, Source: "pub"},
+	)
+	checkMatches(t, tab, []request{
+		{"", "GET", "/export/all.csv", "export"},
+		{"", "HEAD", "/export/all.csv", "export"},
+		{"", "head", "/export/all.csv", "export"},
+		{"", "HEAD", "/admin/users", "admin"},
+		{"", "POST", "/admin/users", "default"},
+		{"", "HEAD", "/pub/x", "default"},
+	})
+	if got := tab.MatchAmbiguous("", "HEAD"); got.Allow != Deny {
+		t.Errorf("ambiguous HEAD beside a GET-only deny rule: %s, want deny", got)
+	}
+}
