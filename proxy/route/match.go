@@ -31,12 +31,16 @@ func boundary(p string, n int, exact bool) bool {
 	return len(p) == n || !exact && p[n] == '/'
 }
 
+// matchesMethod compares upper case. A rule that restricts and lists GET
+// also holds HEAD: upstreams answer HEAD with their GET handler, so a HEAD
+// would run what the rule keeps from the user and read its headers.
 func (r *Rule) matchesMethod(method string) bool {
 	if len(r.Methods) == 0 {
 		return true
 	}
+	head := r.strict && equalFoldASCII(method, "HEAD")
 	for _, m := range r.Methods {
-		if equalFoldASCII(m, method) {
+		if equalFoldASCII(m, method) || head && m == "GET" {
 			return true
 		}
 	}

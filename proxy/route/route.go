@@ -196,7 +196,8 @@ func Default() Rule { return Rule{Allow: Authenticated, Source: "default"} }
 //
 // host is the request's Host (the forwarded host on the check endpoints):
 // compared without port and trailing dot, ASCII case-insensitively. method
-// is compared upper case.
+// is compared upper case; a restricting rule that lists GET also holds
+// HEAD.
 //
 // Case: a path is compared case-sensitively, as the upstream receives it,
 // for rules that let through (public, tokens) or ask nothing more than
