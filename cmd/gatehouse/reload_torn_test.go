@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,18 @@ func TestReloadIgnoresAFileCaughtMidWrite(t *testing.T) {
 	held("file written whole")
 	if got := live.Rules().Match("app.example.com", "GET", "/ops/x"); got.Allow != route.Deny {
 		t.Errorf("the whole new file is not in force after three looks: /ops/x gets %s", got)
+	}
+
+	// Left empty (a failed template, a writer stalled): refused like a
+	// broken file, whatever the number of looks.
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		r.look(false)
+	}
+	held("file left empty")
+	if st := r.status(); !strings.Contains(st, "empty") {
+		t.Errorf("/readyz note for an empty file: %q", st)
 	}
 }
