@@ -378,3 +378,36 @@ func TestMatchRestrictingGetRuleHoldsHead(t *testing.T) {
 		t.Errorf("ambiguous HEAD beside a GET-only deny rule: %s, want deny", got)
 	}
 }
+
+// A Host that is not one name (or address) and an optional port cannot be
+// compared with a rule's host, but the app may still read it as that host
+// ("admin.example.com:80:80" split at its first colon, the empty label of
+// "admin.example.com.." dropped). A rule of a host that restricts holds
+// such a request; a rule of a host that lets through does not.
+func TestMatchMalformedHost(t *testing.T) {
+	tab := mustTable(t, nil,
+		Rule{Path: "/", Host: "admin.example.com", Groups: []string{"oidc:admins"}, Source: "admin"},
+		Rule{Path: "/pub/", Host: "www.example.com", Allow: Public, Source: "www-public"},
+		Rule{Path: "/internal/", Allow: Deny, Source: "internal"},
+	)
+	checkMatches(t, tab, []request{
+		{"admin.example.com:80:80", "GET", "/x", "admin"},
+		{"admin.example.com..", "GET", "/x", "admin"},
+		{".admin.example.com", "GET", "/x", "admin"},
+		{"admin..example.com", "GET", "/x", "admin"},
+		{"admin%2eexample.com", "GET", "/x", "admin"},
+		{"admin.example.com:", "GET", "/x", "admin"},
+		{"admin.example.com:8o", "GET", "/x", "admin"},
+		{"admin.example.com\u3002", "GET", "/x", "admin"},
+		{"[::1", "GET", "/x", "admin"},
+		// Well formed: compared as before.
+		{"admin.example.com.:443", "GET", "/x", "admin"},
+		{"www.example.com", "GET", "/pub/x", "www-public"},
+		{"app.example.com", "GET", "/x", "default"},
+		{"[::1]:8080", "GET", "/x", "default"},
+		{"10.0.0.1", "GET", "/x", "default"},
+	})
+	if got := tab.MatchAmbiguous("admin.example.com:80:80", "GET"); got.Allow != Deny {
+		t.Errorf("ambiguous path on a malformed host: %s, want deny", got)
+	}
+}
