@@ -22,7 +22,9 @@ import (
 // and the ID token the provider issues to the sign-in client is refused
 // as a bearer.
 func TestBearerJWTEndToEnd(t *testing.T) {
-	idp := oauthtest.RunOIDC(t, nil)
+	// The key id is computed once, before the provider serves its key set
+	// (mockoidc computes it lazily, unsynchronized).
+	idp := oauthtest.RunOIDC(t, func(m *mockoidc.MockOIDC) { _, _ = m.Keypair.KeyID() })
 	issuer, err := url.Parse(idp.Issuer())
 	if err != nil {
 		t.Fatal(err)
