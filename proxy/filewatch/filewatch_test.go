@@ -204,7 +204,7 @@ func TestLookSettle(t *testing.T) {
 		t.Fatalf("second look = %q, want whole", got)
 	}
 	write(t, path, "", start.Add(2*time.Minute)) // truncated in place
-	c.t = start.Add(time.Hour)                    // and old: the stat alone says "unchanged" at the next look
+	c.t = start.Add(time.Hour)                   // and old: the stat alone says "unchanged" at the next look
 	if got := look(t, w); got != "" {
 		t.Fatalf("an empty file was returned at once")
 	}
