@@ -59,3 +59,26 @@ func TestBearerJWTFlags(t *testing.T) {
 		t.Errorf("bearer config from the environment %+v", cfg.Bearer)
 	}
 }
+
+// A JWT acts as jwt:HOST:SUB, HOST being its issuer's host: two issuers on
+// one host (two Keycloak realms, two Okta authorization servers) would
+// make a user of one and a user of the other with the same sub one
+// identity to the app, so the start refuses them, naming the host; so do
+// two ports of one host, since a sub may hold ":".
+func TestBearerJWTIssuersShareNoHost(t *testing.T) {
+	base := []string{"--upstream", "http://127.0.0.1:3000", "--base-url", "http://127.0.0.1:18080", "--listen", "127.0.0.1:18080", "--admin-listen", ""}
+	for _, issuers := range []string{
+		"https://kc.example.com/realms/corp,https://kc.example.com/realms/partners",
+		"https://kc.example.com/realms/corp,https://KC.example.com/",
+		// Another port does not part them: the sub "8443:x" of the first
+		// makes jwt:kc.example.com:8443:x, the sub "x" of the second too.
+		"https://kc.example.com,https://kc.example.com:8443",
+	} {
+		db := filepath.Join(t.TempDir(), "g.db")
+		// config check: validates as a start would, opens no port.
+		code, out, errOut := cli(t, "", append(append([]string{"config", "check"}, base...), "--db", db, "--bearer-jwt-issuer", issuers, "--bearer-jwt-audience", "api://orders")...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "--bearer-jwt-issuer") || !strings.Contains(errOut, "kc.example.com") {
+			t.Errorf("issuers %s: exit %d, stderr %q; want exit 2 naming the shared host", issuers, code, errOut)
+		}
+	}
+}

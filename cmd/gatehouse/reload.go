@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,8 +30,9 @@ import (
 var reloadableKeys = []string{"routes", "public-path", "allow-email-domain", "allow-emails-file", "allow-group"}
 
 // configRefreshInterval is how often the configuration file is looked at;
-// a change applies within two looks (a write still under way is read again
-// at the next one), well within the 5 s the README promises.
+// a change applies within three looks (seen, read again the same to be
+// sure it is not a write under way, and a look that fell in the write
+// itself), well within the 5 s the README promises.
 const configRefreshInterval = time.Second
 
 // reloader puts a changed configuration file in force while running: on
@@ -82,6 +84,7 @@ func newReloader(cfg Config, routes *route.Live, pol *policy.Policy, log *slog.L
 		kick:        make(chan struct{}, 1),
 	}
 	r.watch.Prime(src.info, src.data)
+	r.watch.Settle() // a file caught mid-write is never put in force
 	r.loadedAt.Store(now().Unix())
 	return r
 }
@@ -139,6 +142,12 @@ func (r *reloader) look(force bool) {
 // apply parses data as a start would and publishes the routes and the
 // access policy; it changes nothing when it fails.
 func (r *reloader) apply(data []byte) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		// Valid YAML, but it would drop every rule and the access policy:
+		// far more likely a write under way or a failed template than
+		// what was meant. "routes: []" says it.
+		return fmt.Errorf("%s: the file is empty; the last good configuration stays (write \"routes: []\" to clear the rules)", r.path)
+	}
 	cfg, err := r.parse(data)
 	if err != nil {
 		return err

@@ -215,6 +215,7 @@ func New(cfg Config) (*Verifier, error) {
 	if len(cfg.Issuers) > 0 && cfg.Audience == "" {
 		return nil, errors.New("bearer: JWT issuers need an audience")
 	}
+	hosts := map[string]string{}
 	for _, raw := range cfg.Issuers {
 		is, err := newIssuer(raw, client, v)
 		if err != nil {
@@ -223,6 +224,14 @@ func New(cfg Config) (*Verifier, error) {
 		if v.issuers[is.url] != nil {
 			return nil, fmt.Errorf("bearer: issuer %s given twice", is.url)
 		}
+		// A JWT acts as jwt:HOST:SUB: two issuers of one host name (two
+		// realms, or two ports, since a sub may hold ":") would make
+		// their users of one sub one identity.
+		name := hostName(is.host)
+		if other, ok := hosts[name]; ok {
+			return nil, fmt.Errorf("bearer: issuers %s and %s share the host %s: their users would share jwt:%s:SUB identities", other, is.url, name, name)
+		}
+		hosts[name] = is.url
 		v.issuers[is.url] = is
 	}
 	return v, nil

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -65,6 +66,14 @@ func newIssuer(raw string, client *http.Client, v *Verifier) (*issuer, error) {
 		return nil, fmt.Errorf("bearer: issuer %q is not an http(s) URL without user, query or fragment", raw)
 	}
 	return &issuer{url: raw, host: strings.ToLower(u.Host), http: client, v: v}, nil
+}
+
+// hostName is host (an issuer URL's lower-case host) without its port.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return host
 }
 
 // candidates returns the keys that may have signed a JWT with this key id

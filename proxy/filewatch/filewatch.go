@@ -34,6 +34,12 @@ type Watch struct {
 	primed  bool        // tried holds a hash
 	failing bool        // the file could not be read at the last look
 	force   bool        // the next whole read is returned even if unchanged
+
+	// settle: new contents are returned only once two looks in a row read
+	// them whole (Settle); candidate holds their hash until then.
+	settle       bool
+	candidate    [32]byte
+	hasCandidate bool
 }
 
 // New watches path, read with read (os.ReadFile when nil), judged by the
@@ -47,6 +53,13 @@ func New(path string, read func(string) ([]byte, error), now func() time.Time) *
 	}
 	return &Watch{path: path, read: read, now: now}
 }
+
+// Settle makes Look return new contents only when the next look reads the
+// same contents again: a file rewritten in place (truncated, then written)
+// is empty or half written for a moment, and a look that falls in that
+// moment must not hand it out. A change then takes one look longer; Force
+// still returns the file at once.
+func (w *Watch) Settle() { w.settle = true }
 
 // Path is the watched file's name.
 func (w *Watch) Path() string { return w.path }
@@ -75,7 +88,7 @@ func (w *Watch) Look() ([]byte, error) {
 	if err != nil {
 		return nil, w.fail(err)
 	}
-	if w.same(before) && !w.failing && !w.force && w.now().Sub(before.ModTime()) > RecentlyModified {
+	if w.same(before) && !w.failing && !w.force && !w.hasCandidate && w.now().Sub(before.ModTime()) > RecentlyModified {
 		return nil, nil
 	}
 	data, err := w.read(w.path)
@@ -88,9 +101,14 @@ func (w *Watch) Look() ([]byte, error) {
 	w.failing, w.seen = false, before
 	sum := sha256.Sum256(data)
 	if sum == w.tried && w.primed && !w.force {
+		w.hasCandidate = false
 		return nil, nil
 	}
-	w.tried, w.primed, w.force = sum, true, false
+	if w.settle && !w.force && (!w.hasCandidate || w.candidate != sum) {
+		w.candidate, w.hasCandidate = sum, true // returned if the next look reads it again
+		return nil, nil
+	}
+	w.tried, w.primed, w.force, w.hasCandidate = sum, true, false, false
 	return data, nil
 }
 

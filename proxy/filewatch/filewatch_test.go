@@ -185,3 +185,39 @@ func TestLookConfigMapSwap(t *testing.T) {
 		t.Fatalf("after the ..data swap: %q, want two", got)
 	}
 }
+
+// With Settle, new contents come out only when two looks in a row read
+// them: a file caught empty or half written is never returned, even when
+// the stat no longer changes; Force returns at once.
+func TestLookSettle(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	start := time.Now().Add(-time.Hour)
+	write(t, path, "whole", start)
+	c := &clock{start.Add(time.Minute)}
+	w := New(path, nil, c.now)
+	w.Settle()
+	if got := look(t, w); got != "" {
+		t.Fatalf("first look returned %q before a second read", got)
+	}
+	if got := look(t, w); got != "whole" {
+		t.Fatalf("second look = %q, want whole", got)
+	}
+	write(t, path, "", start.Add(2*time.Minute)) // truncated in place
+	c.t = start.Add(time.Hour)                   // and old: the stat alone says "unchanged" at the next look
+	if got := look(t, w); got != "" {
+		t.Fatalf("an empty file was returned at once")
+	}
+	write(t, path, "new whole", start.Add(2*time.Minute))
+	if got := look(t, w); got != "" {
+		t.Fatalf("contents read once were returned: %q", got)
+	}
+	if got := look(t, w); got != "new whole" {
+		t.Fatalf("settled contents = %q, want new whole", got)
+	}
+	write(t, path, "forced", start.Add(3*time.Minute))
+	w.Force()
+	if got := look(t, w); got != "forced" {
+		t.Fatalf("forced look = %q, want forced at once", got)
+	}
+}

@@ -31,21 +31,96 @@ func boundary(p string, n int, exact bool) bool {
 	return len(p) == n || !exact && p[n] == '/'
 }
 
+// matchesMethod compares upper case. A rule that restricts and lists GET
+// also holds HEAD: upstreams answer HEAD with their GET handler, so a HEAD
+// would run what the rule keeps from the user and read its headers.
 func (r *Rule) matchesMethod(method string) bool {
 	if len(r.Methods) == 0 {
 		return true
 	}
+	head := r.strict && equalFoldASCII(method, "HEAD")
 	for _, m := range r.Methods {
-		if equalFoldASCII(m, method) {
+		if equalFoldASCII(m, method) || head && m == "GET" {
 			return true
 		}
 	}
 	return false
 }
 
-// matchesHost compares with host already made bare (bareHost).
-func (r *Rule) matchesHost(host string) bool {
-	return r.Host == "" || equalFoldASCII(r.Host, host)
+// matchesHost compares with host already made bare (bareHost). A
+// malformed host (see wellFormedHost) could be read by the app as any
+// host: a rule of a host holds it when the rule restricts, never when it
+// lets through.
+func (r *Rule) matchesHost(host string, malformed bool) bool {
+	if r.Host == "" {
+		return true
+	}
+	if malformed {
+		return r.strict
+	}
+	return equalFoldASCII(r.Host, host)
+}
+
+// wellFormedHost reports whether h (a Host header, or the forwarded host)
+// is one name or address and an optional port, which bareHost reads the
+// one way an app does: dot-separated labels of letters, digits, "-" and
+// "_" with at most one trailing dot, or an IPv6 address in brackets; then
+// ":" and digits, or nothing. The empty host (HTTP/1.0) names no host and
+// counts as well formed. It does not allocate.
+func wellFormedHost(h string) bool {
+	name, port := h, ""
+	if strings.HasPrefix(h, "[") {
+		end := strings.IndexByte(h, ']')
+		if end < 0 {
+			return false
+		}
+		for i := 1; i < end; i++ {
+			if c := h[i]; !(isHexDigit(c) || c == ':' || c == '.') {
+				return false
+			}
+		}
+		if rest := h[end+1:]; rest != "" {
+			if rest[0] != ':' {
+				return false
+			}
+			port = rest[1:]
+			if port == "" {
+				return false
+			}
+		}
+		name = ""
+	} else if colon := strings.IndexByte(h, ':'); colon >= 0 {
+		name, port = h[:colon], h[colon+1:]
+		if port == "" {
+			return false
+		}
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return false
+		}
+	}
+	name = strings.TrimSuffix(name, ".")
+	label := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '.':
+			if label == 0 {
+				return false // an empty label: "..", or a leading "."
+			}
+			label = 0
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_':
+			label++
+		default:
+			return false
+		}
+	}
+	return label > 0 || name == "" && (h == "" || strings.HasPrefix(h, "["))
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // looseUnder reports whether p, read segment by segment with each

@@ -195,8 +195,12 @@ func Default() Rule { return Rule{Allow: Authenticated, Source: "default"} }
 // to MatchAmbiguous instead.
 //
 // host is the request's Host (the forwarded host on the check endpoints):
-// compared without port and trailing dot, ASCII case-insensitively. method
-// is compared upper case.
+// compared without port and trailing dot, ASCII case-insensitively. A host
+// that is not one name and an optional port ("a.example.com:80:80",
+// "a.example.com..") may be read by the app as any host: the rules of a
+// host that restrict hold it, those that let through do not. method
+// is compared upper case; a restricting rule that lists GET also holds
+// HEAD.
 //
 // Case: a path is compared case-sensitively, as the upstream receives it,
 // for rules that let through (public, tokens) or ask nothing more than
@@ -212,13 +216,15 @@ func (t *Table) Match(host, method, path string) Rule {
 	if t == nil {
 		return Default()
 	}
+	malformed := false
 	if t.anyHost {
+		malformed = !wellFormedHost(host)
 		host = bareHost(host)
 	}
 	params := strings.IndexByte(path, ';') >= 0
 	for i := range t.rules {
 		r := &t.rules[i]
-		if r.matchesPath(path, params) && r.matchesMethod(method) && r.matchesHost(host) {
+		if r.matchesPath(path, params) && r.matchesMethod(method) && r.matchesHost(host, malformed) {
 			return *r
 		}
 	}
@@ -235,12 +241,14 @@ func (t *Table) MatchAmbiguous(host, method string) Rule {
 	if t == nil {
 		return Default()
 	}
+	malformed := false
 	if t.anyHost {
+		malformed = !wellFormedHost(host)
 		host = bareHost(host)
 	}
 	for i := range t.rules {
 		r := &t.rules[i]
-		if r.strict && r.matchesMethod(method) && r.matchesHost(host) {
+		if r.strict && r.matchesMethod(method) && r.matchesHost(host, malformed) {
 			return Rule{Allow: Deny, Source: "ambiguous path"}
 		}
 	}

@@ -111,8 +111,10 @@ func TestMatchHost(t *testing.T) {
 		{"app.example.com", "GET", "/x", "default"},
 		{"admin.example.com.evil.test", "GET", "/x", "default"},
 		{"xadmin.example.com", "GET", "/x", "default"},
-		// Case folding is ASCII's: U+212A KELVIN SIGN is no "k".
-		{"\u212Aadmin.example.com", "GET", "/x", "default"},
+		// Case folding is ASCII's: U+212A KELVIN SIGN is no "k"; a name
+		// that is not ASCII is malformed, held by the host's restricting
+		// rule (TestMatchMalformedHost).
+		{"\u212Aadmin.example.com", "GET", "/x", "admin"},
 		{"[::1]:8080", "GET", "/", "v6"},
 		{"[::1]", "GET", "/", "v6"},
 		{"10.0.0.1:80", "GET", "/", "v4"},
@@ -353,5 +355,61 @@ func BenchmarkMatch100(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tab.Match("app.example.com:443", "GET", "/wanted/some/asset.css")
+	}
+}
+
+// Upstreams answer HEAD with their GET handler (Go's net/http, Express,
+// Rails, Django): a restricting rule limited to GET also holds HEAD, or a
+// HEAD request would run the handler the rule keeps from the user and
+// read its headers. A rule that lets through stays as written.
+func TestMatchRestrictingGetRuleHoldsHead(t *testing.T) {
+	tab := mustTable(t, nil,
+		Rule{Path: "/export/", Methods: []string{"GET"}, Allow: Deny, Source: "export"},
+		Rule{Path: "/admin/", Methods: []string{"GET"}, Groups: []string{"oidc:admins"}, Source: "admin"},
+		Rule{Path: "/pub/", Methods: []string{"GET"}, Allow: Public, Source: "pub"},
+	)
+	checkMatches(t, tab, []request{
+		{"", "GET", "/export/all.csv", "export"},
+		{"", "HEAD", "/export/all.csv", "export"},
+		{"", "head", "/export/all.csv", "export"},
+		{"", "HEAD", "/admin/users", "admin"},
+		{"", "POST", "/admin/users", "default"},
+		{"", "HEAD", "/pub/x", "default"},
+	})
+	if got := tab.MatchAmbiguous("", "HEAD"); got.Allow != Deny {
+		t.Errorf("ambiguous HEAD beside a GET-only deny rule: %s, want deny", got)
+	}
+}
+
+// A Host that is not one name (or address) and an optional port cannot be
+// compared with a rule's host, but the app may still read it as that host
+// ("admin.example.com:80:80" split at its first colon, the empty label of
+// "admin.example.com.." dropped). A rule of a host that restricts holds
+// such a request; a rule of a host that lets through does not.
+func TestMatchMalformedHost(t *testing.T) {
+	tab := mustTable(t, nil,
+		Rule{Path: "/", Host: "admin.example.com", Groups: []string{"oidc:admins"}, Source: "admin"},
+		Rule{Path: "/pub/", Host: "www.example.com", Allow: Public, Source: "www-public"},
+		Rule{Path: "/internal/", Allow: Deny, Source: "internal"},
+	)
+	checkMatches(t, tab, []request{
+		{"admin.example.com:80:80", "GET", "/x", "admin"},
+		{"admin.example.com..", "GET", "/x", "admin"},
+		{".admin.example.com", "GET", "/x", "admin"},
+		{"admin..example.com", "GET", "/x", "admin"},
+		{"admin%2eexample.com", "GET", "/x", "admin"},
+		{"admin.example.com:", "GET", "/x", "admin"},
+		{"admin.example.com:8o", "GET", "/x", "admin"},
+		{"admin.example.com\u3002", "GET", "/x", "admin"},
+		{"[::1", "GET", "/x", "admin"},
+		// Well formed: compared as before.
+		{"admin.example.com.:443", "GET", "/x", "admin"},
+		{"www.example.com", "GET", "/pub/x", "www-public"},
+		{"app.example.com", "GET", "/x", "default"},
+		{"[::1]:8080", "GET", "/x", "default"},
+		{"10.0.0.1", "GET", "/x", "default"},
+	})
+	if got := tab.MatchAmbiguous("admin.example.com:80:80", "GET"); got.Allow != Deny {
+		t.Errorf("ambiguous path on a malformed host: %s, want deny", got)
 	}
 }

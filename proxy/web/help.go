@@ -48,8 +48,16 @@ func helpByCode(p Problem) Help {
 		h.Heading, h.Next = "Please sign in", "You need to be signed in to see this page. After signing in you come back here."
 		return h
 	case "invalid_token":
+		if p.Status == http.StatusUnauthorized { // a bearer credential on a tokens route
+			return Help{Heading: "Token refused", Next: "The bearer token sent with this request is invalid, expired or revoked, or its owner may no longer sign in. Ask for a new token.",
+				Action: "Go to the start", ActionURL: "/"}
+		}
 		return Help{Heading: "Link expired", Next: "Each link works once, for a limited time, and only the newest one you asked for. Ask for a new link.",
 			Action: "Ask for a new link", ActionURL: "/auth/forgot", Secondary: "Back to sign in", SecondaryURL: login}
+	case "reauthentication_required":
+		h := signInAgain
+		h.Heading, h.Next, h.Action = "Sign in again", "This page needs a recent sign-in or a second factor. Sign in again; after that you come back here.", "Sign in again"
+		return h
 	case "invalid_state", "invalid_id_token", "invalid_request":
 		h := signInAgain
 		h.Heading, h.Next, h.Action = "Sign-in interrupted", "The sign-in took too long, was opened in another browser or tab, or was already used. Start it again.", "Start again"

@@ -38,3 +38,25 @@ func TestErrorPageHelp(t *testing.T) {
 		t.Errorf("invalid_token: action %q", h.ActionURL)
 	}
 }
+
+// A bearer credential refused on a tokens route (401 invalid_token) is not
+// an expired emailed link, and a route that asks for a new sign-in or a
+// second factor (reauthentication_required) says so and leads to the
+// address that signs in again.
+func TestErrorPageHelpBearerAndReauth(t *testing.T) {
+	r := httptest.NewRequest(http.MethodGet, "/api/x", nil)
+	bearer := HelpFor(r, NewProblem(http.StatusUnauthorized, "invalid_token", "Invalid, expired or revoked bearer token"))
+	if bearer.Heading == "Link expired" || bearer.ActionURL == "/auth/forgot" || !strings.Contains(bearer.Next, "token") {
+		t.Errorf("bearer invalid_token: help %+v", bearer)
+	}
+	link := HelpFor(r, NewProblem(http.StatusBadRequest, "invalid_token", "Invalid or expired reset token"))
+	if link.Heading != "Link expired" || link.ActionURL != "/auth/forgot" {
+		t.Errorf("link invalid_token: help %+v", link)
+	}
+	p := NewProblem(http.StatusUnauthorized, "reauthentication_required", "Sign in again to open this page")
+	p.ActionURL = "/auth/login?rd=%2Fadmin&reauth=max-age"
+	h := HelpFor(r, p)
+	if h.Heading == p.Title || h.Next == "Go back and try again." || h.ActionURL != p.ActionURL || h.Action == "Go to the start" {
+		t.Errorf("reauthentication_required: help %+v", h)
+	}
+}
