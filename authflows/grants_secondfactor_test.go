@@ -87,3 +87,29 @@ func TestSecondFactorRequiredAllKeepsTheProviderGrant(t *testing.T) {
 	}
 	requireGrantReachable(t, e, idp, session, "op-2", "jti-required-all")
 }
+
+// A ?reauth=second-factor step of an oidc session the provider signed out
+// of (back-channel logout) while the step ran makes no session: there is
+// nothing left to upgrade.
+func TestSecondFactorReauthAfterBackchannelLogout(t *testing.T) {
+	e, idp := oidcSecondFactorEnv(t, SecondFactorOptional)
+	b := signInOIDC(t, e, idp, "carol", "op-3")
+	plain := &http.Cookie{Name: oauthCookieName, Value: b.sessionID()}
+	secret, _ := e.enrolTOTP(t, plain)
+	r := e.NewRequest(http.MethodGet, "/auth/login?reauth=second-factor&rd=%2Fadmin", nil)
+	r.Header.Set("Accept", "text/html")
+	step := cookieOf(e.Do(r, plain), stepCookieName)
+	if step == nil {
+		t.Fatal("reauth began no step")
+	}
+	if status, code := e.postLogout(t, signLogout(t, idp.Keypair, logoutClaims(e, idp, "", "op-3", "jti-mid-step"))); status != http.StatusOK {
+		t.Fatalf("back-channel logout: %d %s", status, code)
+	}
+	resp := e.PostJSON("/auth/2fa", map[string]string{"code": totpCode(t, secret, e.Clock.Now())}, step, plain)
+	if c := e.SessionCookie(resp); c != nil && c.MaxAge > 0 {
+		t.Fatalf("a step of a session the provider signed out of made a new session (%d)", resp.StatusCode)
+	}
+	if code := e.ProblemCode(t, resp, http.StatusUnauthorized); code != "step_expired" {
+		t.Errorf("step of an ended session: %q, want step_expired", code)
+	}
+}
