@@ -361,13 +361,25 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 	}
 	u.Epoch = st.Epoch
 	// A step of ?reauth=second-factor adds a factor to a session, it is no
-	// sign-in: the new session keeps that one's creation time and expiry.
+	// sign-in: the new session keeps that one's creation time and expiry,
+	// and its provider grant.
 	signedIn := h.newSignIn(st.Method, st.Groups)
 	signedIn.SecondFactor = second
+	var grant *storage.Grant
 	if !st.SessionCreatedAt.IsZero() && !st.SessionExpiresAt.IsZero() {
 		signedIn.CreatedAt, signedIn.ExpiresAt = st.SessionCreatedAt, st.SessionExpiresAt
+		var ok bool
+		if grant, ok = h.upgradedGrant(w, r, st); !ok {
+			return
+		}
 	}
-	if _, err := h.issueSession(w, r, u, signedIn); err != nil {
+	s, err := h.issueSession(w, r, u, signedIn)
+	if err == nil && grant != nil {
+		if err = h.keepGrant(r.Context(), s, *grant); err != nil {
+			err = h.dropSession(r, s, err)
+		}
+	}
+	if err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: sign in: %w", err))
 		return
 	}
@@ -388,6 +400,33 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		Redirect      string     `json:"redirect"` // where a page's script goes next
 	}{userAnswer{ID: u.ID, Email: u.Email}, codes, st.Redirect}
 	writeJSON(w, http.StatusOK, answer)
+}
+
+// upgradedGrant is the provider grant of the session a ?reauth=
+// second-factor step upgrades, nil when it has none (a password sign-in).
+// That session is the browser's and must still be live: one a sign-out,
+// a revocation, a refresh or the provider's back-channel logout ended
+// while the step ran leaves nothing to upgrade (step_expired), and the
+// grant goes with the upgrade, so that the new session stays within reach
+// of the refresher and of the provider's sign-out. It reports whether the
+// step may go on; when not, it answered.
+func (h *twoFactorFlow) upgradedGrant(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep) (*storage.Grant, bool) {
+	s, err := h.currentSession(r)
+	if errors.Is(err, errNoSession) || err == nil && (s.UserID != st.UserID ||
+		!s.CreatedAt.Equal(st.SessionCreatedAt) || !s.ExpiresAt.Equal(st.SessionExpiresAt)) {
+		h.problem(w, r, errStepExpired)
+		return nil, false
+	}
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return nil, false
+	}
+	grant, err := h.grantOf(r.Context(), s)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return nil, false
+	}
+	return grant, true
 }
 
 // enrol answers POST /auth/2fa/totp: a user who must enrol (no second
