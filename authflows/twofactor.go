@@ -131,7 +131,10 @@ type stepAnswer struct {
 // (the step cookie) and answers: 200 with the methods, or a 303 to
 // /auth/2fa for a form; answered is then true and the caller makes no
 // session. Otherwise it answers nothing and the caller signs in.
-func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request, u storage.User, method, groups, rd string) (answered bool) {
+//
+// grant is a provider sign-in's (nil for a password): the step keeps it
+// for the session it makes.
+func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request, u storage.User, method, groups, rd string, grant *storage.Grant) (answered bool) {
 	if method != methodPassword && h.cfg.SecondFactor != SecondFactorRequiredAll {
 		return false // a provider sign-in steps only under required-all
 	}
@@ -148,7 +151,7 @@ func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request,
 		return false
 	}
 	methods := h.methods(have)
-	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: method, Groups: groups, Redirect: h.redirectTarget(rd)})
+	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: method, Groups: groups, Redirect: h.redirectTarget(rd), Grant: grant})
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return true
@@ -365,7 +368,7 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 	// and its provider grant.
 	signedIn := h.newSignIn(st.Method, st.Groups)
 	signedIn.SecondFactor = second
-	var grant *storage.Grant
+	grant := st.Grant // a provider sign-in's
 	if !st.SessionCreatedAt.IsZero() && !st.SessionExpiresAt.IsZero() {
 		signedIn.CreatedAt, signedIn.ExpiresAt = st.SessionCreatedAt, st.SessionExpiresAt
 		var ok bool
@@ -374,7 +377,11 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		}
 	}
 	s, err := h.issueSession(w, r, u, signedIn)
-	if err == nil && grant != nil {
+	switch {
+	case err != nil:
+	case st.Grant != nil: // a provider sign-in's first grant
+		err = h.grantTo(r, s, *grant)
+	case grant != nil: // the upgraded session's, due when it was
 		if err = h.keepGrant(r.Context(), s, *grant); err != nil {
 			err = h.dropSession(r, s, err)
 		}
