@@ -113,3 +113,46 @@ func TestSecondFactorReauthAfterBackchannelLogout(t *testing.T) {
 		t.Errorf("step of an ended session: %q, want step_expired", code)
 	}
 }
+
+// A group the provider took away while a ?reauth=second-factor step ran
+// (a refresh between its start and its code) stays away: the upgraded
+// session has the groups of the session it replaces as it is at the end
+// of the step, not as it was at the start.
+func TestSecondFactorReauthKeepsGroupsARefreshRemoved(t *testing.T) {
+	idp := newTestIdP(t, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	idp.RefreshTTL = 24 * time.Hour
+	key := testTokenKey(t)
+	e := newOAuthEnv(t, oauthEnvOptions{providers: []string{}, oidc: idp.config("groups"),
+		edit: func(c *Config) { c.TokenKey, c.SessionRefresh = key, time.Second }})
+	user := &changingUser{sub: "dave", ext: map[string]any{
+		"email": "dave@example.com", "email_verified": true, "groups": []string{"admins", "staff"}, "sid": "op-4",
+	}}
+	idp.QueueUser(user)
+	b := e.newBrowser()
+	if a := b.flow("/auth/login/oidc"); a.status != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %s", a.status, a.body)
+	}
+	plain := &http.Cookie{Name: oauthCookieName, Value: b.sessionID()}
+	secret, _ := e.enrolTOTP(t, plain)
+	r := e.NewRequest(http.MethodGet, "/auth/login?reauth=second-factor&rd=%2Fadmin", nil)
+	r.Header.Set("Accept", "text/html")
+	step := cookieOf(e.Do(r, plain), stepCookieName)
+	if step == nil {
+		t.Fatal("reauth began no step")
+	}
+	user.set("groups", []string{"staff"})
+	e.Clock.Advance(2 * time.Second)
+	idp.FastForward(2 * time.Second)
+	e.Handler.RefreshDue(t.Context())
+	if got := b.sessionGroups(); got != "oidc:staff" {
+		t.Fatalf("groups after the refresh: %q", got)
+	}
+	resp := e.PostForm("/auth/2fa", url.Values{"code": {totpCode(t, secret, e.Clock.Now())}}, step, plain)
+	upgraded := e.SessionCookie(resp)
+	if resp.StatusCode != http.StatusSeeOther || upgraded == nil {
+		t.Fatalf("upgrade: %d", resp.StatusCode)
+	}
+	if got := e.sessionOf(t, upgraded).Groups; got != "oidc:staff" {
+		t.Errorf("upgraded session's groups %q: the step brought back a group the provider removed", got)
+	}
+}
