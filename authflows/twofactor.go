@@ -356,6 +356,19 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		h.answerStoreFailure(w, r, err)
 		return
 	}
+	// A step of ?reauth=second-factor adds a factor to a session, it is no
+	// sign-in: the new session keeps that one's creation time and expiry,
+	// its provider grant and its groups as they are now (a refresh may
+	// have taken one away while the step ran).
+	grant := st.Grant // a provider sign-in's
+	upgrade := !st.SessionCreatedAt.IsZero() && !st.SessionExpiresAt.IsZero()
+	if upgrade {
+		live, g, ok := h.upgradedSession(w, r, st)
+		if !ok {
+			return
+		}
+		grant, st.Groups = g, live.Groups
+	}
 	if p, reason := h.signInRefusal(u, u.Email, st.Groups); reason != "" {
 		h.event(r, "login_refused", slog.String("user_id", u.ID), slog.String("reason", reason))
 		h.recordAudit(r, audit.AccessDenied, u.ID, u.Email, "")
@@ -363,18 +376,10 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		return
 	}
 	u.Epoch = st.Epoch
-	// A step of ?reauth=second-factor adds a factor to a session, it is no
-	// sign-in: the new session keeps that one's creation time and expiry,
-	// and its provider grant.
 	signedIn := h.newSignIn(st.Method, st.Groups)
 	signedIn.SecondFactor = second
-	grant := st.Grant // a provider sign-in's
-	if !st.SessionCreatedAt.IsZero() && !st.SessionExpiresAt.IsZero() {
+	if upgrade {
 		signedIn.CreatedAt, signedIn.ExpiresAt = st.SessionCreatedAt, st.SessionExpiresAt
-		var ok bool
-		if grant, ok = h.upgradedGrant(w, r, st); !ok {
-			return
-		}
 	}
 	s, err := h.issueSession(w, r, u, signedIn)
 	switch {
@@ -409,31 +414,32 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 	writeJSON(w, http.StatusOK, answer)
 }
 
-// upgradedGrant is the provider grant of the session a ?reauth=
-// second-factor step upgrades, nil when it has none (a password sign-in).
-// That session is the browser's and must still be live: one a sign-out,
-// a revocation, a refresh or the provider's back-channel logout ended
-// while the step ran leaves nothing to upgrade (step_expired), and the
-// grant goes with the upgrade, so that the new session stays within reach
-// of the refresher and of the provider's sign-out. It reports whether the
-// step may go on; when not, it answered.
-func (h *twoFactorFlow) upgradedGrant(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep) (*storage.Grant, bool) {
+// upgradedSession is the session a ?reauth=second-factor step upgrades,
+// as it is now, and its provider grant (nil for a password sign-in). That
+// session is the browser's and must still be live: one a sign-out, a
+// revocation, a refresh or the provider's back-channel logout ended while
+// the step ran leaves nothing to upgrade (step_expired). Its groups and
+// grant go with the upgrade, so that the new session has no group the
+// provider took away meanwhile and stays within reach of the refresher
+// and of the provider's sign-out. It reports whether the step may go on;
+// when not, it answered.
+func (h *twoFactorFlow) upgradedSession(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep) (storage.Session, *storage.Grant, bool) {
 	s, err := h.currentSession(r)
 	if errors.Is(err, errNoSession) || err == nil && (s.UserID != st.UserID ||
 		!s.CreatedAt.Equal(st.SessionCreatedAt) || !s.ExpiresAt.Equal(st.SessionExpiresAt)) {
 		h.problem(w, r, errStepExpired)
-		return nil, false
+		return storage.Session{}, nil, false
 	}
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
-		return nil, false
+		return storage.Session{}, nil, false
 	}
 	grant, err := h.grantOf(r.Context(), s)
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
-		return nil, false
+		return storage.Session{}, nil, false
 	}
-	return grant, true
+	return s, grant, true
 }
 
 // enrol answers POST /auth/2fa/totp: a user who must enrol (no second
