@@ -63,28 +63,43 @@ func (h *backchannelFlow) logout(w http.ResponseWriter, r *http.Request) {
 		h.refuseLogout(w, r, err.Error())
 		return
 	}
+	// The jti is used up only once the sessions ended: a store failure
+	// in between answers 503 and leaves the token good for the OP's retry.
+	// It is looked at first (a mark until now is past at once: the look
+	// takes nothing) and marked after; a copy arriving in between ends the
+	// same sessions, nothing more.
 	now := h.now()
-	first, err := h.store.UseOnce(r.Context(), storage.HashSecret("logout-jti\x00"+p.Name+"\x00"+tok.ID), now, tok.Expiry)
+	jti := storage.HashSecret("logout-jti\x00" + p.Name + "\x00" + tok.ID)
+	free, err := h.store.UseOnce(r.Context(), jti, now, now)
 	if err != nil {
-		h.log.ErrorContext(r.Context(), "back-channel logout: record the jti", "err", err)
-		writeJSONProblem(w, web.NewProblem(http.StatusServiceUnavailable, "store_unavailable", "Try again"))
+		h.storeFailed(w, r, "look at the jti", err)
 		return
 	}
-	if !first {
+	if !free {
 		h.refuseLogout(w, r, "jti used before")
 		return
 	}
 	ended, err := h.store.EndGrantSessions(r.Context(), p.Name, tok.Subject, tok.SID)
 	if err != nil {
-		h.log.ErrorContext(r.Context(), "back-channel logout: end the sessions", "err", err)
-		writeJSONProblem(w, web.NewProblem(http.StatusServiceUnavailable, "store_unavailable", "Try again"))
+		h.storeFailed(w, r, "end the sessions", err)
 		return
+	}
+	if _, err := h.store.UseOnce(r.Context(), jti, now, tok.Expiry); err != nil {
+		// The sessions ended; only a replay of this token within its
+		// lifetime could end that OP session's next sign-in.
+		h.log.ErrorContext(r.Context(), "back-channel logout: record the jti", "err", err)
 	}
 	for _, g := range ended {
 		h.endedByProvider(r.Context(), storage.Session{IDHash: g.Session, UserID: g.UserID}, p.Name, "back-channel logout")
 	}
 	h.event(r, "backchannel_logout", slog.Int("sessions_ended", len(ended)))
 	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// storeFailed logs a store failure and answers 503, which the OP may retry.
+func (h *backchannelFlow) storeFailed(w http.ResponseWriter, r *http.Request, what string, err error) {
+	h.log.ErrorContext(r.Context(), "back-channel logout: "+what, "err", err)
+	writeJSONProblem(w, web.NewProblem(http.StatusServiceUnavailable, "store_unavailable", "Try again"))
 }
 
 // refuseLogout answers 400 invalid_request as JSON and logs why.

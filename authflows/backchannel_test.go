@@ -145,6 +145,7 @@ func TestBackchannelLogoutRefused(t *testing.T) {
 		{"wrong aud", signLogout(t, idp.Keypair, with(valid("b"), "aud", "another-client"))},
 		{"wrong iss", signLogout(t, idp.Keypair, with(valid("c"), "iss", "https://other-idp.example"))},
 		{"nonce present", signLogout(t, idp.Keypair, with(valid("d"), "nonce", "n-1"))},
+		{"nonce present as null", signLogout(t, idp.Keypair, with(valid("d2"), "nonce", nil))},
 		{"events missing", signLogout(t, idp.Keypair, without(valid("e"), "events"))},
 		{"other event", signLogout(t, idp.Keypair, with(valid("f"), "events", map[string]any{"http://schemas.openid.net/event/other": map[string]any{}}))},
 		{"jti missing", signLogout(t, idp.Keypair, without(valid("g"), "jti"))},

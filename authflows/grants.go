@@ -43,17 +43,32 @@ func grantBinding(userID, providerName, subject string) []byte {
 // its grant. Failing to keep the grant ends the session again: a provider
 // session the refresher and back-channel logout cannot find would escape
 // them.
-func (h *core) startProviderSession(w http.ResponseWriter, r *http.Request, u storage.User, p *provider.Provider, id provider.Identity, groups string) error {
-	s, err := h.issueSession(w, r, u, h.newSignIn(p.Name, groups))
+func (h *core) startProviderSession(w http.ResponseWriter, r *http.Request, u storage.User, g storage.Grant, groups string) error {
+	s, err := h.issueSession(w, r, u, h.newSignIn(g.Provider, groups))
 	if err != nil {
 		return err
 	}
-	g := storage.Grant{Session: s.IDHash, UserID: u.ID, Provider: p.Name, Subject: id.Subject, SID: id.SID}
+	return h.grantTo(r, s, g)
+}
+
+// newGrant is the grant of u's sign-in with p as id, its tokens sealed
+// when they are kept; the session and the time of its first check come
+// with the session (grantTo).
+func (h *core) newGrant(u storage.User, p *provider.Provider, id provider.Identity) (storage.Grant, error) {
+	g := storage.Grant{UserID: u.ID, Provider: p.Name, Subject: id.Subject, SID: id.SID}
 	if h.cfg.TokenKey != nil && p.CanReidentify(id.Tokens) {
+		var err error
 		if g.Tokens, err = h.cfg.TokenKey.Seal(id.Tokens, grantBinding(u.ID, p.Name, id.Subject)); err != nil {
-			return h.dropSession(r, s, err)
+			return storage.Grant{}, fmt.Errorf("seal the provider tokens: %w", err)
 		}
 	}
+	return g, nil
+}
+
+// grantTo keeps g as the grant of the new provider session s, first
+// checked after --session-refresh; failing that, s is deleted again.
+func (h *core) grantTo(r *http.Request, s storage.Session, g storage.Grant) error {
+	g.Session, g.UserID = s.IDHash, s.UserID
 	g.NextRefresh = h.nextRefresh(s, g)
 	if err := h.grants.PutGrant(r.Context(), g); err != nil {
 		return h.dropSession(r, s, err)

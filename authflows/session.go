@@ -65,7 +65,12 @@ func (h *core) reissueSession(w http.ResponseWriter, r *http.Request, u storage.
 	if err != nil || grant == nil {
 		return err
 	}
-	return h.keepGrant(r.Context(), s, *grant)
+	if err := h.keepGrant(r.Context(), s, *grant); err != nil {
+		// A provider session without its grant would escape the
+		// refresher and the provider's sign-out.
+		return h.dropSession(r, s, err)
+	}
+	return nil
 }
 
 // reissued is the part of old a re-issued session keeps (see

@@ -131,7 +131,10 @@ type stepAnswer struct {
 // (the step cookie) and answers: 200 with the methods, or a 303 to
 // /auth/2fa for a form; answered is then true and the caller makes no
 // session. Otherwise it answers nothing and the caller signs in.
-func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request, u storage.User, method, groups, rd string) (answered bool) {
+//
+// grant is a provider sign-in's (nil for a password): the step keeps it
+// for the session it makes.
+func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request, u storage.User, method, groups, rd string, grant *storage.Grant) (answered bool) {
 	if method != methodPassword && h.cfg.SecondFactor != SecondFactorRequiredAll {
 		return false // a provider sign-in steps only under required-all
 	}
@@ -148,7 +151,7 @@ func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request,
 		return false
 	}
 	methods := h.methods(have)
-	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: method, Groups: groups, Redirect: h.redirectTarget(rd)})
+	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: method, Groups: groups, Redirect: h.redirectTarget(rd), Grant: grant})
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return true
@@ -353,6 +356,19 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		h.answerStoreFailure(w, r, err)
 		return
 	}
+	// A step of ?reauth=second-factor adds a factor to a session, it is no
+	// sign-in: the new session keeps that one's creation time and expiry,
+	// its provider grant and its groups as they are now (a refresh may
+	// have taken one away while the step ran).
+	grant := st.Grant // a provider sign-in's
+	upgrade := !st.SessionCreatedAt.IsZero() && !st.SessionExpiresAt.IsZero()
+	if upgrade {
+		live, g, ok := h.upgradedSession(w, r, st)
+		if !ok {
+			return
+		}
+		grant, st.Groups = g, live.Groups
+	}
 	if p, reason := h.signInRefusal(u, u.Email, st.Groups); reason != "" {
 		h.event(r, "login_refused", slog.String("user_id", u.ID), slog.String("reason", reason))
 		h.recordAudit(r, audit.AccessDenied, u.ID, u.Email, "")
@@ -360,14 +376,22 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		return
 	}
 	u.Epoch = st.Epoch
-	// A step of ?reauth=second-factor adds a factor to a session, it is no
-	// sign-in: the new session keeps that one's creation time and expiry.
 	signedIn := h.newSignIn(st.Method, st.Groups)
 	signedIn.SecondFactor = second
-	if !st.SessionCreatedAt.IsZero() && !st.SessionExpiresAt.IsZero() {
+	if upgrade {
 		signedIn.CreatedAt, signedIn.ExpiresAt = st.SessionCreatedAt, st.SessionExpiresAt
 	}
-	if _, err := h.issueSession(w, r, u, signedIn); err != nil {
+	s, err := h.issueSession(w, r, u, signedIn)
+	switch {
+	case err != nil:
+	case st.Grant != nil: // a provider sign-in's first grant
+		err = h.grantTo(r, s, *grant)
+	case grant != nil: // the upgraded session's, due when it was
+		if err = h.keepGrant(r.Context(), s, *grant); err != nil {
+			err = h.dropSession(r, s, err)
+		}
+	}
+	if err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: sign in: %w", err))
 		return
 	}
@@ -388,6 +412,34 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 		Redirect      string     `json:"redirect"` // where a page's script goes next
 	}{userAnswer{ID: u.ID, Email: u.Email}, codes, st.Redirect}
 	writeJSON(w, http.StatusOK, answer)
+}
+
+// upgradedSession is the session a ?reauth=second-factor step upgrades,
+// as it is now, and its provider grant (nil for a password sign-in). That
+// session is the browser's and must still be live: one a sign-out, a
+// revocation, a refresh or the provider's back-channel logout ended while
+// the step ran leaves nothing to upgrade (step_expired). Its groups and
+// grant go with the upgrade, so that the new session has no group the
+// provider took away meanwhile and stays within reach of the refresher
+// and of the provider's sign-out. It reports whether the step may go on;
+// when not, it answered.
+func (h *twoFactorFlow) upgradedSession(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep) (storage.Session, *storage.Grant, bool) {
+	s, err := h.currentSession(r)
+	if errors.Is(err, errNoSession) || err == nil && (s.UserID != st.UserID ||
+		!s.CreatedAt.Equal(st.SessionCreatedAt) || !s.ExpiresAt.Equal(st.SessionExpiresAt)) {
+		h.problem(w, r, errStepExpired)
+		return storage.Session{}, nil, false
+	}
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return storage.Session{}, nil, false
+	}
+	grant, err := h.grantOf(r.Context(), s)
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return storage.Session{}, nil, false
+	}
+	return s, grant, true
 }
 
 // enrol answers POST /auth/2fa/totp: a user who must enrol (no second

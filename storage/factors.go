@@ -129,6 +129,11 @@ type SecondFactorStep struct {
 	// expiry, as any re-issue does. Zero for a sign-in.
 	SessionCreatedAt time.Time
 	SessionExpiresAt time.Time
+	// Grant is, for a provider sign-in, the grant its session gets when
+	// the step ends (Session and NextRefresh unset: they come with the
+	// session), so that a session made after the step stays within reach
+	// of the refresher and of back-channel logout. Nil otherwise.
+	Grant *Grant
 }
 
 // WebAuthn ceremony purposes.

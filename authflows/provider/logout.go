@@ -69,7 +69,7 @@ func (o *oidcIdentifier) verifyLogout(ctx context.Context, raw string) (LogoutTo
 		ID              string                     `json:"jti"`
 		SID             string                     `json:"sid"`
 		Events          map[string]json.RawMessage `json:"events"`
-		Nonce           *json.RawMessage           `json:"nonce"`
+		Nonce           json.RawMessage            `json:"nonce"` // non-nil when present, null too
 	}
 	if err := tok.Claims(&c); err != nil {
 		return LogoutToken{}, IDTokenError{"claims are not the expected JSON"}

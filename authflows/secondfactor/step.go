@@ -27,6 +27,9 @@ type StepStart struct {
 	// (?reauth=second-factor), whose creation time and expiry the new
 	// session keeps; nil for a sign-in.
 	Session *storage.Session
+	// Grant is a provider sign-in's grant, kept with the step for the
+	// session it makes; nil otherwise.
+	Grant *storage.Grant
 }
 
 // BeginStep records the step and returns the value for the step cookie
@@ -37,7 +40,7 @@ func (f *Factors) BeginStep(ctx context.Context, start StepStart) (string, error
 	st := storage.SecondFactorStep{
 		BrowserHash: hash, UserID: start.User.ID, Epoch: start.User.Epoch,
 		Method: start.Method, Groups: start.Groups, Redirect: start.Redirect,
-		CreatedAt: now, ExpiresAt: now.Add(f.cfg.StepTTL),
+		CreatedAt: now, ExpiresAt: now.Add(f.cfg.StepTTL), Grant: start.Grant,
 	}
 	if start.Session != nil {
 		st.SessionCreatedAt, st.SessionExpiresAt = start.Session.CreatedAt, start.Session.ExpiresAt

@@ -137,6 +137,13 @@ func encodeSecondFactorStep(st storage.SecondFactorStep) []byte {
 	e.time(st.ExpiresAt)
 	e.time(st.SessionCreatedAt)
 	e.time(st.SessionExpiresAt)
+	e.boolean(st.Grant != nil)
+	if g := st.Grant; g != nil {
+		e.str(g.Provider)
+		e.str(g.Subject)
+		e.str(g.SID)
+		e.bytes(g.Tokens)
+	}
 	return e.b
 }
 
@@ -146,6 +153,9 @@ func decodeSecondFactorStep(h storage.Hash, v []byte) (storage.SecondFactorStep,
 		Method: d.str(), Groups: d.str(), Redirect: d.str(), CreatedAt: d.time(), ExpiresAt: d.time()}
 	if len(d.b) > 0 { // a step stored before the session's times were kept has none
 		st.SessionCreatedAt, st.SessionExpiresAt = d.time(), d.time()
+	}
+	if len(d.b) > 0 && d.boolean() { // a step stored before grants were kept has none
+		st.Grant = &storage.Grant{UserID: st.UserID, Provider: d.str(), Subject: d.str(), SID: d.str(), Tokens: d.bytes()}
 	}
 	return st, d.err("second-factor step")
 }

@@ -11,7 +11,7 @@ import (
 // Second-factor steps and WebAuthn ceremonies: short-lived records keyed by
 // the hash of a browser's cookie, taken once, like the OAuth flows.
 
-const stepColumns = "browser_hash, user_id, epoch, method, groups, redirect, created_at, expires_at, session_created_at, session_expires_at"
+const stepColumns = "browser_hash, user_id, epoch, method, groups, redirect, created_at, expires_at, session_created_at, session_expires_at, grant_provider, grant_subject, grant_sid, grant_tokens"
 
 func scanStep(row pgx.Row) (storage.SecondFactorStep, error) {
 	var (
@@ -19,11 +19,18 @@ func scanStep(row pgx.Row) (storage.SecondFactorStep, error) {
 		hash                           []byte
 		epoch                          int64
 		sessionCreated, sessionExpires *time.Time
+		grantProvider, grantSubject    *string
+		grantSID                       *string
+		grantTokens                    []byte
 	)
-	err := row.Scan(&hash, &st.UserID, &epoch, &st.Method, &st.Groups, &st.Redirect, &st.CreatedAt, &st.ExpiresAt, &sessionCreated, &sessionExpires)
+	err := row.Scan(&hash, &st.UserID, &epoch, &st.Method, &st.Groups, &st.Redirect, &st.CreatedAt, &st.ExpiresAt, &sessionCreated, &sessionExpires,
+		&grantProvider, &grantSubject, &grantSID, &grantTokens)
 	st.BrowserHash, st.Epoch = hashFrom(hash), uint64(epoch)
 	if sessionCreated != nil && sessionExpires != nil {
 		st.SessionCreatedAt, st.SessionExpiresAt = *sessionCreated, *sessionExpires
+	}
+	if grantProvider != nil && grantSubject != nil && grantSID != nil {
+		st.Grant = &storage.Grant{UserID: st.UserID, Provider: *grantProvider, Subject: *grantSubject, SID: *grantSID, Tokens: grantTokens}
 	}
 	return st, err
 }
@@ -32,13 +39,15 @@ func scanStep(row pgx.Row) (storage.SecondFactorStep, error) {
 // hash, only if its user exists.
 func (s *Store) CreateSecondFactorStep(ctx context.Context, st storage.SecondFactorStep) error {
 	tag, err := s.pool.Exec(ctx, `INSERT INTO second_factor_steps (`+stepColumns+`)
-		SELECT $1, id, $3, $4, $5, $6, $7, $8, $9, $10 FROM users WHERE id = $2
+		SELECT $1, id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM users WHERE id = $2
 		ON CONFLICT (browser_hash) DO UPDATE SET user_id = EXCLUDED.user_id, epoch = EXCLUDED.epoch,
 			method = EXCLUDED.method, groups = EXCLUDED.groups, redirect = EXCLUDED.redirect,
 			created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
-			session_created_at = EXCLUDED.session_created_at, session_expires_at = EXCLUDED.session_expires_at`,
-		st.BrowserHash[:], st.UserID, int64(st.Epoch), st.Method, st.Groups, st.Redirect, st.CreatedAt, st.ExpiresAt,
-		nullTime(st.SessionCreatedAt), nullTime(st.SessionExpiresAt))
+			session_created_at = EXCLUDED.session_created_at, session_expires_at = EXCLUDED.session_expires_at,
+			grant_provider = EXCLUDED.grant_provider, grant_subject = EXCLUDED.grant_subject,
+			grant_sid = EXCLUDED.grant_sid, grant_tokens = EXCLUDED.grant_tokens`,
+		append([]any{st.BrowserHash[:], st.UserID, int64(st.Epoch), st.Method, st.Groups, st.Redirect, st.CreatedAt, st.ExpiresAt,
+			nullTime(st.SessionCreatedAt), nullTime(st.SessionExpiresAt)}, stepGrantArgs(st.Grant)...)...)
 	if err != nil {
 		return wrap("create second-factor step", err)
 	}
@@ -121,4 +130,12 @@ func (s *Store) DeleteExpiredFactorRecords(ctx context.Context, now time.Time) (
 		}
 	}
 	return total, nil
+}
+
+// stepGrantArgs are the grant columns of a step: NULL without a grant.
+func stepGrantArgs(g *storage.Grant) []any {
+	if g == nil {
+		return []any{nil, nil, nil, nil}
+	}
+	return []any{g.Provider, g.Subject, g.SID, g.Tokens}
 }

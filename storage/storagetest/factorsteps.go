@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -59,6 +60,25 @@ func testFactorSteps(t *testing.T, o Opener) {
 		got, err := s.TakeSecondFactorStep(t.Context(), st.BrowserHash, epoch)
 		wantErr(t, "TakeSecondFactorStep", err, nil)
 		wantEqual(t, "TakeSecondFactorStep", got, st)
+	})
+
+	t.Run("StepKeepsTheProviderGrant", func(t *testing.T) {
+		s := o.newStore(t)
+		u := createUser(t, s, 1)
+		for i, g := range []*storage.Grant{
+			{UserID: u.ID, Provider: "oidc", Subject: "https://op.example#alice", SID: "op-1", Tokens: []byte{1, 0, 2, 255}},
+			{UserID: u.ID, Provider: "github", Subject: "4242"}, // no sid, no tokens kept
+		} {
+			st := stepRecord(fmt.Sprint("grant ", i), u.ID, 5*time.Minute)
+			st.Grant = g
+			wantErr(t, "CreateSecondFactorStep", s.CreateSecondFactorStep(t.Context(), st), nil)
+			got, err := s.SecondFactorStep(t.Context(), st.BrowserHash, epoch)
+			wantErr(t, "SecondFactorStep", err, nil)
+			wantEqual(t, "SecondFactorStep", got, st)
+			got, err = s.TakeSecondFactorStep(t.Context(), st.BrowserHash, epoch)
+			wantErr(t, "TakeSecondFactorStep", err, nil)
+			wantEqual(t, "TakeSecondFactorStep", got, st)
+		}
 	})
 
 	t.Run("StepExpires", func(t *testing.T) {

@@ -178,6 +178,20 @@ func testGrants(t *testing.T, o Opener) {
 				t.Fatalf("UseOnce at %s: %v, want %v", tc.now, first, tc.want)
 			}
 		}
+		// A mark until now is past at once: a look that leaves the key free
+		// (back-channel logout looks before it ends sessions, marks after).
+		probe := hashOf("jti probed")
+		for range 2 {
+			if first, err := s.UseOnce(ctx, probe, at(time.Minute), at(time.Minute)); err != nil || !first {
+				t.Fatalf("UseOnce until now of a free key: %v %v, want true", first, err)
+			}
+		}
+		if first, _ := s.UseOnce(ctx, probe, at(time.Minute), at(2*time.Minute)); !first {
+			t.Fatal("a key looked at (until now) was taken")
+		}
+		if first, _ := s.UseOnce(ctx, probe, at(time.Minute), at(time.Minute)); first {
+			t.Fatal("a look at a marked key found it free")
+		}
 		if first, _ := s.UseOnce(ctx, hashOf("jti 2"), at(time.Minute), at(2*time.Minute)); !first {
 			t.Fatal("UseOnce of another key refused")
 		}
