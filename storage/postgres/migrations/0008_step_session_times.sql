@@ -1,4 +1,4 @@
--- Gatehouse schema version 7: a second-factor step that adds a second
+-- Gatehouse schema version 8: a second-factor step that adds a second
 -- factor to a session (?reauth=second-factor) keeps that session's
 -- creation time and absolute expiry for the session it makes; NULL for a
 -- step of a sign-in.
