@@ -39,22 +39,33 @@ func grantBinding(userID, providerName, subject string) []byte {
 	return []byte(userID + "\x00" + providerName + "\x00" + subject)
 }
 
-// startProviderSession starts the session of a provider sign-in and keeps
-// its grant. Failing to keep the grant ends the session again: a provider
-// session the refresher and back-channel logout cannot find would escape
-// them.
-func (h *core) startProviderSession(w http.ResponseWriter, r *http.Request, u storage.User, p *provider.Provider, id provider.Identity, groups string) error {
-	s, err := h.issueSession(w, r, u, h.newSignIn(p.Name, groups))
+// providerGrant is the grant of u's sign-in at p as id, its tokens sealed
+// (with --token-key-file); its Session and NextRefresh are the session's.
+func (h *core) providerGrant(u storage.User, p *provider.Provider, id provider.Identity) (storage.Grant, error) {
+	g := storage.Grant{UserID: u.ID, Provider: p.Name, Subject: id.Subject, SID: id.SID}
+	if h.cfg.TokenKey != nil && p.CanReidentify(id.Tokens) {
+		var err error
+		if g.Tokens, err = h.cfg.TokenKey.Seal(id.Tokens, grantBinding(u.ID, p.Name, id.Subject)); err != nil {
+			return storage.Grant{}, fmt.Errorf("seal the provider tokens: %w", err)
+		}
+	}
+	return g, nil
+}
+
+// startGrantSession starts the session of a provider sign-in (signedIn)
+// and keeps g as its grant, due for a check after --session-refresh
+// unless g says when. Failing to keep the grant ends the session again: a
+// provider session the refresher and back-channel logout cannot find
+// would escape them.
+func (h *core) startGrantSession(w http.ResponseWriter, r *http.Request, u storage.User, signedIn storage.Session, g storage.Grant) error {
+	s, err := h.issueSession(w, r, u, signedIn)
 	if err != nil {
 		return err
 	}
-	g := storage.Grant{Session: s.IDHash, UserID: u.ID, Provider: p.Name, Subject: id.Subject, SID: id.SID}
-	if h.cfg.TokenKey != nil && p.CanReidentify(id.Tokens) {
-		if g.Tokens, err = h.cfg.TokenKey.Seal(id.Tokens, grantBinding(u.ID, p.Name, id.Subject)); err != nil {
-			return h.dropSession(r, s, err)
-		}
+	g.Session = s.IDHash
+	if g.NextRefresh.IsZero() {
+		g.NextRefresh = h.nextRefresh(s, g)
 	}
-	g.NextRefresh = h.nextRefresh(s, g)
 	if err := h.grants.PutGrant(r.Context(), g); err != nil {
 		return h.dropSession(r, s, err)
 	}

@@ -163,7 +163,7 @@ func (h *inviteFlow) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		web.WriteProblem(w, r, problem)
 		return
 	}
-	if h.second.afterFirstFactor(w, r, u, methodPassword, "", form.Redirect) {
+	if h.second.afterFirstFactor(w, r, u, methodPassword, "", form.Redirect, nil) {
 		return
 	}
 	if err := h.startSession(w, r, u, methodPassword, ""); err != nil {

@@ -209,7 +209,7 @@ func (h *signInFlow) login(w http.ResponseWriter, r *http.Request) {
 
 	// 8. A user with a second factor (or who must enrol one) gets the
 	// step, no session (twofactor.go).
-	if h.second.afterFirstFactor(w, r, u, methodPassword, "", form.Redirect) {
+	if h.second.afterFirstFactor(w, r, u, methodPassword, "", form.Redirect, nil) {
 		return
 	}
 

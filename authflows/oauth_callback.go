@@ -201,10 +201,15 @@ func (h *oauthFlow) completeLogin(w http.ResponseWriter, r *http.Request, p *pro
 			h.refusedAt(w, r, problem, p.Title, cmp.Or(id.Email, id.Login))
 			return
 		}
-		if h.second.afterFirstFactor(w, r, u, p.Name, groups, flow.Redirect) {
+		var g storage.Grant
+		if g, err = h.providerGrant(u, p, id); err != nil {
+			h.answerStoreFailure(w, r, err)
 			return
 		}
-		err = h.startProviderSession(w, r, u, p, id, groups)
+		if h.second.afterFirstFactor(w, r, u, p.Name, groups, flow.Redirect, &g) {
+			return
+		}
+		err = h.startGrantSession(w, r, u, h.newSignIn(p.Name, groups), g)
 	}
 	if errors.Is(err, storage.ErrCredentialsChanged) {
 		// Disabled (AP2), reset or revoked (CR1) while this sign-in was in

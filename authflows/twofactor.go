@@ -130,8 +130,10 @@ type stepAnswer struct {
 // of a user who has a second factor, or must enrol one, begins the step
 // (the step cookie) and answers: 200 with the methods, or a 303 to
 // /auth/2fa for a form; answered is then true and the caller makes no
-// session. Otherwise it answers nothing and the caller signs in.
-func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request, u storage.User, method, groups, rd string) (answered bool) {
+// session. Otherwise it answers nothing and the caller signs in. grant is
+// a provider sign-in's (its tokens sealed), which the step keeps for the
+// session it makes; nil for a password.
+func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request, u storage.User, method, groups, rd string, grant *storage.Grant) (answered bool) {
 	if method != methodPassword && h.cfg.SecondFactor != SecondFactorRequiredAll {
 		return false // a provider sign-in steps only under required-all
 	}
@@ -148,7 +150,7 @@ func (h *twoFactorFlow) afterFirstFactor(w http.ResponseWriter, r *http.Request,
 		return false
 	}
 	methods := h.methods(have)
-	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: method, Groups: groups, Redirect: h.redirectTarget(rd)})
+	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: method, Groups: groups, Redirect: h.redirectTarget(rd), Grant: grant})
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return true
@@ -367,7 +369,14 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 	if !st.SessionCreatedAt.IsZero() && !st.SessionExpiresAt.IsZero() {
 		signedIn.CreatedAt, signedIn.ExpiresAt = st.SessionCreatedAt, st.SessionExpiresAt
 	}
-	if _, err := h.issueSession(w, r, u, signedIn); err != nil {
+	// A provider sign-in's grant goes with the new session, so that the
+	// refresher and back-channel logout reach it.
+	if st.Grant != nil && st.Grant.UserID == u.ID {
+		err = h.startGrantSession(w, r, u, signedIn, *st.Grant)
+	} else {
+		_, err = h.issueSession(w, r, u, signedIn)
+	}
+	if err != nil {
 		h.answerStoreFailure(w, r, fmt.Errorf("second factor: sign in: %w", err))
 		return
 	}
@@ -489,7 +498,12 @@ func (h *twoFactorFlow) reauth(w http.ResponseWriter, r *http.Request, s storage
 		seeOther(w, r, h.withRedirect("/auth/account", rd)+"#factors")
 		return true
 	}
-	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: s.Method, Groups: s.Groups, Redirect: rd, Session: &s})
+	grant, err := h.grantOf(r.Context(), s) // the upgraded session's, kept as it is
+	if err != nil {
+		h.answerStoreFailure(w, r, err)
+		return true
+	}
+	binding, err := h.factors.BeginStep(r.Context(), secondfactor.StepStart{User: u, Method: s.Method, Groups: s.Groups, Redirect: rd, Session: &s, Grant: grant})
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return true

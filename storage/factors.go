@@ -129,6 +129,12 @@ type SecondFactorStep struct {
 	// expiry, as any re-issue does. Zero for a sign-in.
 	SessionCreatedAt time.Time
 	SessionExpiresAt time.Time
+	// Grant is the provider grant the session made after the step keeps
+	// (its Session unset): a provider sign-in's, its tokens sealed by the
+	// caller, or that of the session a ?reauth=second-factor upgrades. A
+	// zero NextRefresh is due a full interval after the session is made.
+	// Nil for a password sign-in.
+	Grant *Grant
 }
 
 // WebAuthn ceremony purposes.

@@ -27,6 +27,10 @@ type StepStart struct {
 	// (?reauth=second-factor), whose creation time and expiry the new
 	// session keeps; nil for a sign-in.
 	Session *storage.Session
+	// Grant is the provider grant (tokens sealed) the session made after
+	// the step keeps: the provider sign-in's, or the upgraded session's.
+	// Nil for a password sign-in.
+	Grant *storage.Grant
 }
 
 // BeginStep records the step and returns the value for the step cookie
@@ -37,7 +41,7 @@ func (f *Factors) BeginStep(ctx context.Context, start StepStart) (string, error
 	st := storage.SecondFactorStep{
 		BrowserHash: hash, UserID: start.User.ID, Epoch: start.User.Epoch,
 		Method: start.Method, Groups: start.Groups, Redirect: start.Redirect,
-		CreatedAt: now, ExpiresAt: now.Add(f.cfg.StepTTL),
+		CreatedAt: now, ExpiresAt: now.Add(f.cfg.StepTTL), Grant: start.Grant,
 	}
 	if start.Session != nil {
 		st.SessionCreatedAt, st.SessionExpiresAt = start.Session.CreatedAt, start.Session.ExpiresAt

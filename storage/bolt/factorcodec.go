@@ -137,6 +137,14 @@ func encodeSecondFactorStep(st storage.SecondFactorStep) []byte {
 	e.time(st.ExpiresAt)
 	e.time(st.SessionCreatedAt)
 	e.time(st.SessionExpiresAt)
+	if g := st.Grant; g != nil {
+		e.str(g.UserID)
+		e.str(g.Provider)
+		e.str(g.Subject)
+		e.str(g.SID)
+		e.bytes(g.Tokens)
+		e.time(g.NextRefresh)
+	}
 	return e.b
 }
 
@@ -146,6 +154,9 @@ func decodeSecondFactorStep(h storage.Hash, v []byte) (storage.SecondFactorStep,
 		Method: d.str(), Groups: d.str(), Redirect: d.str(), CreatedAt: d.time(), ExpiresAt: d.time()}
 	if len(d.b) > 0 { // a step stored before the session's times were kept has none
 		st.SessionCreatedAt, st.SessionExpiresAt = d.time(), d.time()
+	}
+	if len(d.b) > 0 { // a provider sign-in's grant
+		st.Grant = &storage.Grant{UserID: d.str(), Provider: d.str(), Subject: d.str(), SID: d.str(), Tokens: d.bytes(), NextRefresh: d.time()}
 	}
 	return st, d.err("second-factor step")
 }

@@ -11,7 +11,8 @@ import (
 // Second-factor steps and WebAuthn ceremonies: short-lived records keyed by
 // the hash of a browser's cookie, taken once, like the OAuth flows.
 
-const stepColumns = "browser_hash, user_id, epoch, method, groups, redirect, created_at, expires_at, session_created_at, session_expires_at"
+const stepColumns = "browser_hash, user_id, epoch, method, groups, redirect, created_at, expires_at, session_created_at, session_expires_at, " +
+	"grant_provider, grant_subject, grant_sid, grant_tokens, grant_next_refresh"
 
 func scanStep(row pgx.Row) (storage.SecondFactorStep, error) {
 	var (
@@ -19,26 +20,48 @@ func scanStep(row pgx.Row) (storage.SecondFactorStep, error) {
 		hash                           []byte
 		epoch                          int64
 		sessionCreated, sessionExpires *time.Time
+		grantProvider                  *string
+		grantNextRefresh               *time.Time
+		g                              storage.Grant
 	)
-	err := row.Scan(&hash, &st.UserID, &epoch, &st.Method, &st.Groups, &st.Redirect, &st.CreatedAt, &st.ExpiresAt, &sessionCreated, &sessionExpires)
+	err := row.Scan(&hash, &st.UserID, &epoch, &st.Method, &st.Groups, &st.Redirect, &st.CreatedAt, &st.ExpiresAt, &sessionCreated, &sessionExpires,
+		&grantProvider, &g.Subject, &g.SID, &g.Tokens, &grantNextRefresh)
 	st.BrowserHash, st.Epoch = hashFrom(hash), uint64(epoch)
 	if sessionCreated != nil && sessionExpires != nil {
 		st.SessionCreatedAt, st.SessionExpiresAt = *sessionCreated, *sessionExpires
 	}
+	if grantProvider != nil {
+		g.UserID, g.Provider = st.UserID, *grantProvider
+		if grantNextRefresh != nil {
+			g.NextRefresh = *grantNextRefresh
+		}
+		st.Grant = &g
+	}
 	return st, err
+}
+
+// stepGrantArgs are the grant_ columns of a step's grant: NULL provider
+// for none. The grant's user is the step's.
+func stepGrantArgs(g *storage.Grant) []any {
+	if g == nil {
+		return []any{nil, "", "", nil, nil}
+	}
+	return []any{g.Provider, g.Subject, g.SID, g.Tokens, nullTime(g.NextRefresh)}
 }
 
 // CreateSecondFactorStep stores st, replacing any step under the same
 // hash, only if its user exists.
 func (s *Store) CreateSecondFactorStep(ctx context.Context, st storage.SecondFactorStep) error {
 	tag, err := s.pool.Exec(ctx, `INSERT INTO second_factor_steps (`+stepColumns+`)
-		SELECT $1, id, $3, $4, $5, $6, $7, $8, $9, $10 FROM users WHERE id = $2
+		SELECT $1, id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 FROM users WHERE id = $2
 		ON CONFLICT (browser_hash) DO UPDATE SET user_id = EXCLUDED.user_id, epoch = EXCLUDED.epoch,
 			method = EXCLUDED.method, groups = EXCLUDED.groups, redirect = EXCLUDED.redirect,
 			created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
-			session_created_at = EXCLUDED.session_created_at, session_expires_at = EXCLUDED.session_expires_at`,
-		st.BrowserHash[:], st.UserID, int64(st.Epoch), st.Method, st.Groups, st.Redirect, st.CreatedAt, st.ExpiresAt,
-		nullTime(st.SessionCreatedAt), nullTime(st.SessionExpiresAt))
+			session_created_at = EXCLUDED.session_created_at, session_expires_at = EXCLUDED.session_expires_at,
+			grant_provider = EXCLUDED.grant_provider, grant_subject = EXCLUDED.grant_subject, grant_sid = EXCLUDED.grant_sid,
+			grant_tokens = EXCLUDED.grant_tokens, grant_next_refresh = EXCLUDED.grant_next_refresh`,
+		append([]any{st.BrowserHash[:], st.UserID, int64(st.Epoch), st.Method, st.Groups, st.Redirect, st.CreatedAt, st.ExpiresAt,
+			nullTime(st.SessionCreatedAt), nullTime(st.SessionExpiresAt)}, stepGrantArgs(st.Grant)...)...)
 	if err != nil {
 		return wrap("create second-factor step", err)
 	}

@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -59,6 +60,29 @@ func testFactorSteps(t *testing.T, o Opener) {
 		got, err := s.TakeSecondFactorStep(t.Context(), st.BrowserHash, epoch)
 		wantErr(t, "TakeSecondFactorStep", err, nil)
 		wantEqual(t, "TakeSecondFactorStep", got, st)
+	})
+
+	t.Run("StepKeepsTheGrant", func(t *testing.T) {
+		s := o.newStore(t)
+		u := createUser(t, s, 1)
+		for i, g := range []*storage.Grant{
+			{UserID: u.ID, Provider: "github", Subject: "4242", SID: "", Tokens: nil},
+			{UserID: u.ID, Provider: "github", Subject: "4242", SID: "op-7", Tokens: []byte("sealed\x00tokens"), NextRefresh: at(50 * time.Minute)},
+		} {
+			st := stepRecord(fmt.Sprint("grant", i), u.ID, 5*time.Minute)
+			st.Grant = g
+			wantErr(t, "CreateSecondFactorStep", s.CreateSecondFactorStep(t.Context(), st), nil)
+			got, err := s.SecondFactorStep(t.Context(), st.BrowserHash, epoch)
+			wantErr(t, "SecondFactorStep", err, nil)
+			wantEqual(t, "SecondFactorStep", got, st)
+			// Replaced by a step of a password sign-in: no grant is left.
+			again := stepRecord(fmt.Sprint("grant", i), u.ID, 5*time.Minute)
+			again.Method = storage.MethodPassword
+			wantErr(t, "CreateSecondFactorStep(replace)", s.CreateSecondFactorStep(t.Context(), again), nil)
+			got, err = s.TakeSecondFactorStep(t.Context(), st.BrowserHash, epoch)
+			wantErr(t, "TakeSecondFactorStep", err, nil)
+			wantEqual(t, "TakeSecondFactorStep", got, again)
+		}
 	})
 
 	t.Run("StepExpires", func(t *testing.T) {
