@@ -313,9 +313,12 @@ func isCodeRefusal(err error) bool {
 
 // secondFactorBucket is the failure bucket of a second-factor attempt for
 // u: the device cookie's own when the browser holds a valid one for the
-// account (DV1), else the account's.
+// account made by a sign-in that gave two factors (DV1, MF2), else the
+// account's. A cookie of a one-factor sign-in (one taken before the user
+// enrolled, say) does not count: else whoever had the password then could
+// collect cookies and get five guesses per cookie.
 func (h *twoFactorFlow) secondFactorBucket(r *http.Request, u storage.User) (*keyedLimiter, string) {
-	if nonce := h.deviceNonce(r, storage.NormalizeEmail(u.Email)); nonce != "" {
+	if nonce, twoFactor := h.deviceCookie(r, storage.NormalizeEmail(u.Email)); nonce != "" && twoFactor {
 		return h.limits.secondFactorDevice, nonce
 	}
 	return h.limits.secondFactorFailures, u.ID
