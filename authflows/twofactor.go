@@ -89,18 +89,45 @@ var (
 )
 
 // The step cookie binds the second-factor step to the browser that gave
-// the first factor: HttpOnly, scoped to /auth/, as long as the step lives.
-const stepCookieName = "gatehouse_2fa"
+// the first factor: HttpOnly, as long as the step lives. With Secure
+// cookies it is secureStepCookieName, a __Host- cookie (Path=/, no Domain)
+// that a sibling host cannot plant (CK1), which the proxy keeps from the
+// upstream (SS8); without, it is scoped to /auth/.
+const (
+	stepCookieName       = "gatehouse_2fa"
+	secureStepCookieName = "__Host-" + stepCookieName
+)
+
+// StepCookieName is the second-factor step cookie's name, for the proxy to
+// strip: secure says whether cookies are Secure.
+func StepCookieName(secure bool) string {
+	if secure {
+		return secureStepCookieName
+	}
+	return stepCookieName
+}
+
+func (h *twoFactorFlow) stepCookieAt() (name, path string) {
+	if h.cfg.CookieSecure {
+		return secureStepCookieName, "/"
+	}
+	return stepCookieName, "/auth/"
+}
 
 func (h *twoFactorFlow) setStepCookie(w http.ResponseWriter, value string) {
-	http.SetCookie(w, h.placeCookie(stepCookieName, value, "/auth/", secondfactor.DefaultStepTTL))
+	name, path := h.stepCookieAt()
+	http.SetCookie(w, h.placeCookie(name, value, path, secondfactor.DefaultStepTTL))
 }
 
 func (h *twoFactorFlow) clearStepCookie(w http.ResponseWriter) {
-	http.SetCookie(w, h.placeCookie(stepCookieName, "", "/auth/", -1))
+	name, path := h.stepCookieAt()
+	http.SetCookie(w, h.placeCookie(name, "", path, -1))
 }
 
-func stepCookie(r *http.Request) string { return placeCookieValue(r, stepCookieName) }
+func (h *twoFactorFlow) stepCookie(r *http.Request) string {
+	name, _ := h.stepCookieAt()
+	return placeCookieValue(r, name)
+}
 
 // mustEnrol reports whether a first factor of method, for a user without
 // a second factor, must enrol one before a session is made.
@@ -196,7 +223,7 @@ type twoFactorPage struct {
 // stepOf returns the browser's step and its user, or answers (step_expired
 // as a page or a problem) and returns false.
 func (h *twoFactorFlow) stepOf(w http.ResponseWriter, r *http.Request) (storage.SecondFactorStep, storage.User, bool) {
-	st, err := h.factors.Step(r.Context(), stepCookie(r))
+	st, err := h.factors.Step(r.Context(), h.stepCookie(r))
 	if err == nil {
 		var u storage.User
 		if u, err = h.store.UserByID(r.Context(), st.UserID); err == nil {
@@ -346,7 +373,7 @@ func (h *twoFactorFlow) stepRefused(w http.ResponseWriter, r *http.Request, u st
 // as it was at the first factor so that a reset or revocation in between
 // leaves no session. codes, when set, are new recovery codes to show once.
 func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep, u storage.User, second string, codes []string) {
-	st, err := h.factors.FinishStep(r.Context(), stepCookie(r))
+	st, err := h.factors.FinishStep(r.Context(), h.stepCookie(r))
 	h.clearStepCookie(w)
 	// A step of ?reauth=second-factor ends with the session it upgrades.
 	over := err == nil && !st.SessionExpiresAt.IsZero() && !h.now().Before(st.SessionExpiresAt)
