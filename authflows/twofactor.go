@@ -243,16 +243,16 @@ func (h *twoFactorFlow) stepOf(w http.ResponseWriter, r *http.Request) (storage.
 }
 
 // page serves GET /auth/2fa: the code form, or, for a user who must enrol,
-// a new authenticator app secret to confirm.
+// the step's authenticator app secret to confirm.
 func (h *twoFactorFlow) page(w http.ResponseWriter, r *http.Request) {
-	_, u, ok := h.stepOf(w, r)
+	st, u, ok := h.stepOf(w, r)
 	if !ok {
 		return
 	}
-	h.renderStep(w, r, u, http.StatusOK, "")
+	h.renderStep(w, r, st, u, http.StatusOK, "")
 }
 
-func (h *twoFactorFlow) renderStep(w http.ResponseWriter, r *http.Request, u storage.User, status int, failure string) {
+func (h *twoFactorFlow) renderStep(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep, u storage.User, status int, failure string) {
 	have, err := h.store.SecondFactors(r.Context(), u.ID)
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
@@ -270,7 +270,7 @@ func (h *twoFactorFlow) renderStep(w http.ResponseWriter, r *http.Request, u sto
 		}
 	}
 	if !have.Enrolled() {
-		e, err := h.factors.BeginTOTP(r.Context(), u, "")
+		e, err := h.factors.StepTOTP(r.Context(), u, st)
 		if err != nil {
 			h.answerStoreFailure(w, r, err)
 			return
@@ -302,7 +302,7 @@ func (h *twoFactorFlow) verify(w http.ResponseWriter, r *http.Request) {
 	bucket, key := h.secondFactorBucket(r, u)
 	if !bucket.allow(key) {
 		h.event(r, "second_factor_throttled", slog.String("user_id", u.ID))
-		h.stepRefused(w, r, u, errRateLimited)
+		h.stepRefused(w, r, st, u, errRateLimited)
 		return
 	}
 	var second string
@@ -320,7 +320,7 @@ func (h *twoFactorFlow) verify(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.secondFactorFailed(r, u, second)
-		h.stepRefused(w, r, u, errInvalidCode)
+		h.stepRefused(w, r, st, u, errInvalidCode)
 		return
 	}
 	bucket.refund(key)
@@ -359,12 +359,12 @@ func (h *twoFactorFlow) secondFactorFailed(r *http.Request, u storage.User, meth
 
 // stepRefused answers a refused second factor: the page again with the
 // error, or the problem.
-func (h *twoFactorFlow) stepRefused(w http.ResponseWriter, r *http.Request, u storage.User, p web.Problem) {
+func (h *twoFactorFlow) stepRefused(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep, u storage.User, p web.Problem) {
 	if !web.WantsHTML(r) {
 		web.WriteProblem(w, r, p)
 		return
 	}
-	h.renderStep(w, r, u, p.Status, p.Title+".")
+	h.renderStep(w, r, st, u, p.Status, p.Title+".")
 }
 
 // finishStep takes the step (single use: of two finishes one wins) and
@@ -430,10 +430,11 @@ func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st st
 }
 
 // enrol answers POST /auth/2fa/totp: a user who must enrol (no second
-// factor, --second-factor=required) gets a new authenticator app secret,
-// as POST /auth/account/totp answers, bound to the step instead of a session.
+// factor, --second-factor=required) gets the step's authenticator app
+// secret, as POST /auth/account/totp answers, bound to the step instead of
+// a session: the same one for the whole step (StepTOTP).
 func (h *twoFactorFlow) enrol(w http.ResponseWriter, r *http.Request) {
-	_, u, ok := h.stepOf(w, r)
+	st, u, ok := h.stepOf(w, r)
 	if !ok {
 		return
 	}
@@ -446,7 +447,7 @@ func (h *twoFactorFlow) enrol(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, r, errEnrolled)
 		return
 	}
-	e, err := h.factors.BeginTOTP(r.Context(), u, "")
+	e, err := h.factors.StepTOTP(r.Context(), u, st)
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return
@@ -478,7 +479,7 @@ func (h *twoFactorFlow) confirmEnrol(w http.ResponseWriter, r *http.Request) {
 	}
 	bucket, key := h.secondFactorBucket(r, u)
 	if !bucket.allow(key) {
-		h.stepRefused(w, r, u, errRateLimited)
+		h.stepRefused(w, r, st, u, errRateLimited)
 		return
 	}
 	codes, err := h.factors.ConfirmTOTP(r.Context(), u.ID, in["id"], in["code"])
@@ -489,7 +490,7 @@ func (h *twoFactorFlow) confirmEnrol(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.secondFactorFailed(r, u, storage.MethodTOTP)
-		h.stepRefused(w, r, u, errInvalidCode)
+		h.stepRefused(w, r, st, u, errInvalidCode)
 		return
 	}
 	bucket.refund(key)
