@@ -78,3 +78,40 @@ func TestSecondFactorStepKeepsTheProviderGrant(t *testing.T) {
 		t.Error("a back-channel logout of the sid left the session made at the step")
 	}
 }
+
+// A provider session given its second factor afterwards
+// (?reauth=second-factor) is re-issued with its grant: the sid still
+// finds it.
+func TestSecondFactorReauthKeepsTheProviderGrant(t *testing.T) {
+	e, idp := oidcRefreshEnv(t)
+	b := signInOIDC(t, e, idp, "ann", "op-9")
+	a := b.postJSON("/auth/account/totp", map[string]string{"name": "Phone"})
+	var begun struct{ ID, Secret string }
+	if err := json.Unmarshal([]byte(a.body), &begun); a.status != http.StatusOK || err != nil {
+		t.Fatalf("begin totp: %d %s", a.status, a.body)
+	}
+	if a := b.postJSON("/auth/account/totp/confirm", map[string]string{"id": begun.ID, "code": totpCode(t, begun.Secret, e.Clock.Now())}); a.status != http.StatusOK {
+		t.Fatalf("confirm totp: %d %s", a.status, a.body)
+	}
+	e.Clock.Advance(30 * time.Second)
+	before := b.sessionID()
+	if a := b.get("/auth/login?reauth=second-factor"); a.status != http.StatusSeeOther || a.location() != "/auth/2fa" {
+		t.Fatalf("reauth: %d to %q", a.status, a.location())
+	}
+	if a := b.postJSON("/auth/2fa", map[string]string{"code": totpCode(t, begun.Secret, e.Clock.Now())}); a.status != http.StatusOK {
+		t.Fatalf("second factor: %d %s", a.status, a.body)
+	}
+	after := b.sessionID()
+	if after == before {
+		t.Fatal("the session was not re-issued")
+	}
+	if g, err := e.Store.GrantOf(t.Context(), storage.HashSecret(after)); err != nil || g.SID != "op-9" {
+		t.Fatalf("grant of the upgraded session: %+v %v", g, err)
+	}
+	if status, code := e.postLogout(t, signLogout(t, idp.Keypair, logoutClaims(e, idp, "", "op-9", "jti-9"))); status != http.StatusOK {
+		t.Fatalf("logout by sid: %d %s", status, code)
+	}
+	if _, ok := b.me(); ok {
+		t.Error("a back-channel logout of the sid left the upgraded session")
+	}
+}
