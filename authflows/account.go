@@ -156,14 +156,15 @@ func (a linkedAccount) LinkURL() string {
 
 // unlinkPage asks to confirm an unlink: GET /auth/unlink/{provider}. Its
 // form posts to /auth/unlink/{provider}. Without a session it answers per
-// --mode; for an identity that is not linked, 404 not_linked.
+// --mode, an old sign-in as recentSession does (MF3); for an identity
+// that is not linked, 404 not_linked.
 func (h *accountFlow) unlinkPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("provider")
 	if _, ok := provider.KindOf(name); !ok {
 		h.problem(w, r, errUnknownProvider)
 		return
 	}
-	s, ok := h.requireSession(w, r)
+	s, ok := h.recentSession(w, r)
 	if !ok {
 		return
 	}
@@ -186,14 +187,14 @@ func (h *accountFlow) unlinkPage(w http.ResponseWriter, r *http.Request) {
 // /auth/unlink/{provider} a 303 back to the page. Refused with 409
 // last_login_method when it is the user's only way to sign in (OA9), 404
 // not_linked when there is none. A provider that is no longer configured can
-// still be unlinked.
+// still be unlinked. It needs a recent sign-in (recentSession, MF3).
 func (h *accountFlow) unlink(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("provider")
 	if _, ok := provider.KindOf(name); !ok {
 		h.problem(w, r, errUnknownProvider)
 		return
 	}
-	s, ok := h.requireSession(w, r) // without one: 401 for DELETE and POST in both modes
+	s, ok := h.recentSession(w, r) // without one: 401 for DELETE and POST in both modes
 	if !ok {
 		return
 	}

@@ -32,6 +32,12 @@ type deviceStore interface {
 // shared store. The cookie lasts deviceCookieTTL, is HttpOnly, Secure per
 // --cookie-secure and scoped to /auth/, so it never reaches the upstream.
 // A browser keeps one device cookie: the account it last signed in to.
+//
+// A cookie made by a sign-in that gave two factors is signed in its own
+// domain (deviceMAC's twoFactor): only such a cookie has a bucket of its
+// own for second-factor failures (MF2). Cookies of one-factor sign-ins
+// (any taken before the user enrolled, by whoever had the password) count
+// in the account's bucket there, so collecting them buys no more guesses.
 
 const (
 	deviceCookieName = "gatehouse_device"
@@ -61,10 +67,15 @@ func (h *core) deviceKey(ctx context.Context) ([]byte, error) {
 	return k.key, nil
 }
 
-// deviceMAC is the cookie's signature of the account email and the nonce.
-func deviceMAC(key []byte, email string, nonce []byte) []byte {
+// deviceMAC is the cookie's signature of the account email and the nonce,
+// in the domain of sign-ins with two factors when twoFactor is set.
+func deviceMAC(key []byte, email string, nonce []byte, twoFactor bool) []byte {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte("gatehouse device cookie\x00"))
+	if twoFactor {
+		m.Write([]byte("gatehouse device cookie, two factors\x00"))
+	} else {
+		m.Write([]byte("gatehouse device cookie\x00"))
+	}
 	m.Write([]byte(email))
 	m.Write([]byte{0})
 	m.Write(nonce)
@@ -74,37 +85,50 @@ func deviceMAC(key []byte, email string, nonce []byte) []byte {
 // deviceNonce returns the nonce of the request's device cookie when the
 // cookie is valid for the account email (normalized); "" otherwise.
 func (h *core) deviceNonce(r *http.Request, email string) string {
+	nonce, _ := h.deviceCookie(r, email)
+	return nonce
+}
+
+// deviceCookie returns the nonce of the request's device cookie when the
+// cookie is valid for the account email (normalized), "" otherwise, and
+// whether a sign-in with two factors made it.
+func (h *core) deviceCookie(r *http.Request, email string) (nonce string, twoFactor bool) {
 	c, err := r.Cookie(deviceCookieName)
 	if err != nil {
-		return ""
+		return "", false
 	}
 	rawNonce, rawMAC, ok := strings.Cut(c.Value, ".")
 	if !ok {
-		return ""
+		return "", false
 	}
 	// Strict: the spare bits of the last character must be zero, so that a
 	// cookie has one spelling and one bucket (a non-strict decoder reads
 	// sixteen spellings of a 16-byte nonce as the same bytes).
 	b64 := base64.RawURLEncoding.Strict()
-	nonce, err1 := b64.DecodeString(rawNonce)
+	raw, err1 := b64.DecodeString(rawNonce)
 	mac, err2 := b64.DecodeString(rawMAC)
-	if err1 != nil || err2 != nil || len(nonce) != deviceNonceLen {
-		return ""
+	if err1 != nil || err2 != nil || len(raw) != deviceNonceLen {
+		return "", false
 	}
 	key, err := h.deviceKey(r.Context())
 	if err != nil {
 		h.log.WarnContext(r.Context(), "device cookie key unavailable", "err", err)
-		return ""
+		return "", false
 	}
-	if !hmac.Equal(mac, deviceMAC(key, email, nonce)) {
-		return ""
+	// The bytes, not the text, are the bucket's key.
+	switch {
+	case hmac.Equal(mac, deviceMAC(key, email, raw, true)):
+		return string(raw), true
+	case hmac.Equal(mac, deviceMAC(key, email, raw, false)):
+		return string(raw), false
 	}
-	return string(nonce) // the bytes, not the text: the bucket's key
+	return "", false
 }
 
 // setDeviceCookie gives the browser a device cookie for the account email
-// after a successful sign-in. Without the key, the browser simply gets none.
-func (h *core) setDeviceCookie(w http.ResponseWriter, r *http.Request, email string) {
+// after a successful sign-in, of two factors when twoFactor is set.
+// Without the key, the browser simply gets none.
+func (h *core) setDeviceCookie(w http.ResponseWriter, r *http.Request, email string, twoFactor bool) {
 	key, err := h.deviceKey(r.Context())
 	if err != nil {
 		h.log.WarnContext(r.Context(), "device cookie key unavailable", "err", err)
@@ -115,7 +139,7 @@ func (h *core) setDeviceCookie(w http.ResponseWriter, r *http.Request, email str
 	b64 := base64.RawURLEncoding
 	http.SetCookie(w, &http.Cookie{
 		Name:     deviceCookieName,
-		Value:    b64.EncodeToString(nonce) + "." + b64.EncodeToString(deviceMAC(key, email, nonce)),
+		Value:    b64.EncodeToString(nonce) + "." + b64.EncodeToString(deviceMAC(key, email, nonce, twoFactor)),
 		Path:     "/auth/",
 		MaxAge:   int(deviceCookieTTL.Seconds()),
 		HttpOnly: true,

@@ -94,13 +94,15 @@ func (h *oauthFlow) oauthLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 // oauthLink starts attaching a provider account to the signed-in user:
-// GET /auth/link/{provider}. Without a session it answers per --mode.
+// GET /auth/link/{provider}. Without a session it answers per --mode; a
+// session older than the recent sign-in window must sign in again first
+// (MF3: a stolen session cannot add a way in of its holder's).
 func (h *oauthFlow) oauthLink(w http.ResponseWriter, r *http.Request) {
 	p, ok := h.configuredProvider(w, r)
 	if !ok {
 		return
 	}
-	s, ok := h.requireSession(w, r)
+	s, ok := h.recentSession(w, r)
 	if !ok {
 		return
 	}

@@ -112,8 +112,9 @@ func (h *core) issueSession(w http.ResponseWriter, r *http.Request, u storage.Us
 	http.SetCookie(w, h.cookie(sessionID, cookieMaxAge(s.ExpiresAt.Sub(s.LastSeen))))
 	if u.Email != "" {
 		// Every sign-in (password, OAuth, invite) marks this browser as
-		// one that has signed in to the account before (DV1).
-		h.setDeviceCookie(w, r, storage.NormalizeEmail(u.Email))
+		// one that has signed in to the account before (DV1), and with
+		// two factors whether it gave both (MF2).
+		h.setDeviceCookie(w, r, storage.NormalizeEmail(u.Email), s.MultiFactor())
 	}
 	return s, nil
 }

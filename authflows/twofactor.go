@@ -89,18 +89,45 @@ var (
 )
 
 // The step cookie binds the second-factor step to the browser that gave
-// the first factor: HttpOnly, scoped to /auth/, as long as the step lives.
-const stepCookieName = "gatehouse_2fa"
+// the first factor: HttpOnly, as long as the step lives. With Secure
+// cookies it is secureStepCookieName, a __Host- cookie (Path=/, no Domain)
+// that a sibling host cannot plant (CK1), which the proxy keeps from the
+// upstream (SS8); without, it is scoped to /auth/.
+const (
+	stepCookieName       = "gatehouse_2fa"
+	secureStepCookieName = "__Host-" + stepCookieName
+)
+
+// StepCookieName is the second-factor step cookie's name, for the proxy to
+// strip: secure says whether cookies are Secure.
+func StepCookieName(secure bool) string {
+	if secure {
+		return secureStepCookieName
+	}
+	return stepCookieName
+}
+
+func (h *twoFactorFlow) stepCookieAt() (name, path string) {
+	if h.cfg.CookieSecure {
+		return secureStepCookieName, "/"
+	}
+	return stepCookieName, "/auth/"
+}
 
 func (h *twoFactorFlow) setStepCookie(w http.ResponseWriter, value string) {
-	http.SetCookie(w, h.placeCookie(stepCookieName, value, "/auth/", secondfactor.DefaultStepTTL))
+	name, path := h.stepCookieAt()
+	http.SetCookie(w, h.placeCookie(name, value, path, secondfactor.DefaultStepTTL))
 }
 
 func (h *twoFactorFlow) clearStepCookie(w http.ResponseWriter) {
-	http.SetCookie(w, h.placeCookie(stepCookieName, "", "/auth/", -1))
+	name, path := h.stepCookieAt()
+	http.SetCookie(w, h.placeCookie(name, "", path, -1))
 }
 
-func stepCookie(r *http.Request) string { return placeCookieValue(r, stepCookieName) }
+func (h *twoFactorFlow) stepCookie(r *http.Request) string {
+	name, _ := h.stepCookieAt()
+	return placeCookieValue(r, name)
+}
 
 // mustEnrol reports whether a first factor of method, for a user without
 // a second factor, must enrol one before a session is made.
@@ -197,7 +224,7 @@ type twoFactorPage struct {
 // stepOf returns the browser's step and its user, or answers (step_expired
 // as a page or a problem) and returns false.
 func (h *twoFactorFlow) stepOf(w http.ResponseWriter, r *http.Request) (storage.SecondFactorStep, storage.User, bool) {
-	st, err := h.factors.Step(r.Context(), stepCookie(r))
+	st, err := h.factors.Step(r.Context(), h.stepCookie(r))
 	if err == nil {
 		var u storage.User
 		if u, err = h.store.UserByID(r.Context(), st.UserID); err == nil {
@@ -217,16 +244,16 @@ func (h *twoFactorFlow) stepOf(w http.ResponseWriter, r *http.Request) (storage.
 }
 
 // page serves GET /auth/2fa: the code form, or, for a user who must enrol,
-// a new authenticator app secret to confirm.
+// the step's authenticator app secret to confirm.
 func (h *twoFactorFlow) page(w http.ResponseWriter, r *http.Request) {
-	_, u, ok := h.stepOf(w, r)
+	st, u, ok := h.stepOf(w, r)
 	if !ok {
 		return
 	}
-	h.renderStep(w, r, u, http.StatusOK, "")
+	h.renderStep(w, r, st, u, http.StatusOK, "")
 }
 
-func (h *twoFactorFlow) renderStep(w http.ResponseWriter, r *http.Request, u storage.User, status int, failure string) {
+func (h *twoFactorFlow) renderStep(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep, u storage.User, status int, failure string) {
 	have, err := h.store.SecondFactors(r.Context(), u.ID)
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
@@ -244,7 +271,7 @@ func (h *twoFactorFlow) renderStep(w http.ResponseWriter, r *http.Request, u sto
 		}
 	}
 	if !have.Enrolled() {
-		e, err := h.factors.BeginTOTP(r.Context(), u, "")
+		e, err := h.factors.StepTOTP(r.Context(), u, st)
 		if err != nil {
 			h.answerStoreFailure(w, r, err)
 			return
@@ -276,7 +303,7 @@ func (h *twoFactorFlow) verify(w http.ResponseWriter, r *http.Request) {
 	bucket, key := h.secondFactorBucket(r, u)
 	if !bucket.allow(key) {
 		h.event(r, "second_factor_throttled", slog.String("user_id", u.ID))
-		h.stepRefused(w, r, u, errRateLimited)
+		h.stepRefused(w, r, st, u, errRateLimited)
 		return
 	}
 	var second string
@@ -294,7 +321,7 @@ func (h *twoFactorFlow) verify(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.secondFactorFailed(r, u, second)
-		h.stepRefused(w, r, u, errInvalidCode)
+		h.stepRefused(w, r, st, u, errInvalidCode)
 		return
 	}
 	bucket.refund(key)
@@ -314,9 +341,12 @@ func isCodeRefusal(err error) bool {
 
 // secondFactorBucket is the failure bucket of a second-factor attempt for
 // u: the device cookie's own when the browser holds a valid one for the
-// account (DV1), else the account's.
+// account made by a sign-in that gave two factors (DV1, MF2), else the
+// account's. A cookie of a one-factor sign-in (one taken before the user
+// enrolled, say) does not count: else whoever had the password then could
+// collect cookies and get five guesses per cookie.
 func (h *twoFactorFlow) secondFactorBucket(r *http.Request, u storage.User) (*keyedLimiter, string) {
-	if nonce := h.deviceNonce(r, storage.NormalizeEmail(u.Email)); nonce != "" {
+	if nonce, twoFactor := h.deviceCookie(r, storage.NormalizeEmail(u.Email)); nonce != "" && twoFactor {
 		return h.limits.secondFactorDevice, nonce
 	}
 	return h.limits.secondFactorFailures, u.ID
@@ -330,12 +360,12 @@ func (h *twoFactorFlow) secondFactorFailed(r *http.Request, u storage.User, meth
 
 // stepRefused answers a refused second factor: the page again with the
 // error, or the problem.
-func (h *twoFactorFlow) stepRefused(w http.ResponseWriter, r *http.Request, u storage.User, p web.Problem) {
+func (h *twoFactorFlow) stepRefused(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep, u storage.User, p web.Problem) {
 	if !web.WantsHTML(r) {
 		web.WriteProblem(w, r, p)
 		return
 	}
-	h.renderStep(w, r, u, p.Status, p.Title+".")
+	h.renderStep(w, r, st, u, p.Status, p.Title+".")
 }
 
 // finishStep takes the step (single use: of two finishes one wins) and
@@ -344,7 +374,7 @@ func (h *twoFactorFlow) stepRefused(w http.ResponseWriter, r *http.Request, u st
 // as it was at the first factor so that a reset or revocation in between
 // leaves no session. codes, when set, are new recovery codes to show once.
 func (h *twoFactorFlow) finishStep(w http.ResponseWriter, r *http.Request, st storage.SecondFactorStep, u storage.User, second string, codes []string) {
-	st, err := h.factors.FinishStep(r.Context(), stepCookie(r))
+	st, err := h.factors.FinishStep(r.Context(), h.stepCookie(r))
 	h.clearStepCookie(w)
 	// A step of ?reauth=second-factor ends with the session it upgrades.
 	over := err == nil && !st.SessionExpiresAt.IsZero() && !h.now().Before(st.SessionExpiresAt)
@@ -443,10 +473,11 @@ func (h *twoFactorFlow) upgradedSession(w http.ResponseWriter, r *http.Request, 
 }
 
 // enrol answers POST /auth/2fa/totp: a user who must enrol (no second
-// factor, --second-factor=required) gets a new authenticator app secret,
-// as POST /auth/account/totp answers, bound to the step instead of a session.
+// factor, --second-factor=required) gets the step's authenticator app
+// secret, as POST /auth/account/totp answers, bound to the step instead of
+// a session: the same one for the whole step (StepTOTP).
 func (h *twoFactorFlow) enrol(w http.ResponseWriter, r *http.Request) {
-	_, u, ok := h.stepOf(w, r)
+	st, u, ok := h.stepOf(w, r)
 	if !ok {
 		return
 	}
@@ -459,7 +490,7 @@ func (h *twoFactorFlow) enrol(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, r, errEnrolled)
 		return
 	}
-	e, err := h.factors.BeginTOTP(r.Context(), u, "")
+	e, err := h.factors.StepTOTP(r.Context(), u, st)
 	if err != nil {
 		h.answerStoreFailure(w, r, err)
 		return
@@ -491,7 +522,7 @@ func (h *twoFactorFlow) confirmEnrol(w http.ResponseWriter, r *http.Request) {
 	}
 	bucket, key := h.secondFactorBucket(r, u)
 	if !bucket.allow(key) {
-		h.stepRefused(w, r, u, errRateLimited)
+		h.stepRefused(w, r, st, u, errRateLimited)
 		return
 	}
 	codes, err := h.factors.ConfirmTOTP(r.Context(), u.ID, in["id"], in["code"])
@@ -502,7 +533,7 @@ func (h *twoFactorFlow) confirmEnrol(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.secondFactorFailed(r, u, storage.MethodTOTP)
-		h.stepRefused(w, r, u, errInvalidCode)
+		h.stepRefused(w, r, st, u, errInvalidCode)
 		return
 	}
 	bucket.refund(key)

@@ -97,10 +97,19 @@ func Methods(f storage.SecondFactors) []string {
 // the authenticator app needs. The factor counts once ConfirmTOTP accepts
 // a code made from it.
 func (f *Factors) BeginTOTP(ctx context.Context, u storage.User, name string) (Enrolment, error) {
+	return f.beginTOTP(ctx, u, name, storage.NewFactorID(), time.Time{})
+}
+
+// beginTOTP adds the pending factor id, which lapses after PendingTOTPTTL
+// and not before notBefore.
+func (f *Factors) beginTOTP(ctx context.Context, u storage.User, name, id string, notBefore time.Time) (Enrolment, error) {
 	now := f.cfg.Now()
 	factor := storage.TOTPFactor{
-		ID: storage.NewFactorID(), UserID: u.ID, Name: FactorName(name, "Authenticator app"),
+		ID: id, UserID: u.ID, Name: FactorName(name, "Authenticator app"),
 		Secret: newTOTPSecret(), CreatedAt: now, ExpiresAt: now.Add(f.cfg.PendingTOTPTTL),
+	}
+	if factor.ExpiresAt.Before(notBefore) {
+		factor.ExpiresAt = notBefore
 	}
 	e, err := enrolment(factor.ID, factor.Secret, f.cfg.Issuer, u.Email)
 	if err != nil {

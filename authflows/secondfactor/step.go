@@ -2,6 +2,8 @@ package secondfactor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -84,6 +86,35 @@ func stepError(err error) error {
 		return ErrStepExpired
 	}
 	return fmt.Errorf("secondfactor: step: %w", err)
+}
+
+// StepTOTP returns the authenticator app enrolment of a user who must
+// enrol during the step st: the one begun during this step while it is
+// pending, else a new one. Its id is derived from the step's browser hash,
+// so the step keeps one secret: the page shown again after a mistyped
+// code shows the secret the user already scanned. It lapses no earlier
+// than the step.
+func (f *Factors) StepTOTP(ctx context.Context, u storage.User, st storage.SecondFactorStep) (Enrolment, error) {
+	id := stepFactorID(st.BrowserHash)
+	have, err := f.store.SecondFactors(ctx, u.ID)
+	if err != nil {
+		return Enrolment{}, fmt.Errorf("secondfactor: step totp: %w", err)
+	}
+	now := f.cfg.Now()
+	for _, t := range have.TOTP {
+		if t.ID == id && !t.Confirmed && now.Before(t.ExpiresAt) {
+			return enrolment(t.ID, t.Secret, f.cfg.Issuer, u.Email)
+		}
+	}
+	return f.beginTOTP(ctx, u, "", id, st.ExpiresAt)
+}
+
+// stepFactorID is the id of the pending factor of the step whose browser
+// hash is h: a hash of it, of a factor id's shape (32 lowercase hex
+// digits), which tells nothing of the step cookie.
+func stepFactorID(h storage.Hash) string {
+	sum := sha256.Sum256(append([]byte("gatehouse step totp\x00"), h[:]...))
+	return hex.EncodeToString(sum[:16])
 }
 
 // ReauthWindow is how recent a sign-in must be to enrol or remove a

@@ -708,13 +708,13 @@ func (s *server) sweep(ctx context.Context) error {
 
 // ownCookies are Gatehouse's cookies besides the session cookie that a
 // browser sends on every path, for the proxy to strip: the __Host- OAuth
-// transaction cookie (with Secure cookies; otherwise it is scoped to the
-// callback path and never reaches the app).
+// transaction cookie and second-factor step cookie (with Secure cookies;
+// otherwise they are scoped to /auth/ paths and never reach the app).
 func ownCookies(cfg Config) []string {
 	if !cfg.CookieSecure {
 		return nil
 	}
-	return []string{authflows.TransactionCookieName(true)}
+	return []string{authflows.TransactionCookieName(true), authflows.StepCookieName(true)}
 }
 
 // startWarnings logs the configurations that start but cannot work as

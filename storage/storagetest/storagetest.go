@@ -173,6 +173,14 @@ func diff(a, b reflect.Value, path string) string {
 		if ta, tb := a.Interface().(time.Time), b.Interface().(time.Time); !ta.Equal(tb) {
 			return fmt.Sprintf("%s: %v, want %v", path, ta, tb)
 		}
+	case a.Kind() == reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			if a.IsNil() != b.IsNil() {
+				return fmt.Sprintf("%s: %v, want %v", path, a.Interface(), b.Interface())
+			}
+			return ""
+		}
+		return diff(a.Elem(), b.Elem(), path)
 	case a.Kind() == reflect.Struct:
 		for i := range a.NumField() {
 			if d := diff(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); d != "" {
