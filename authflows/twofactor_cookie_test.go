@@ -28,3 +28,23 @@ func TestSecondFactorStepCookieHostPrefix(t *testing.T) {
 		t.Errorf("the __Host- step cookie: %d, want 200", resp.StatusCode)
 	}
 }
+
+// CK1 for the passkey ceremony: with Secure cookies its cookie is a
+// __Host- one, and a cookie of the plain name, as a sibling could set,
+// finishes no ceremony.
+func TestPasskeyCeremonyCookieHostPrefix(t *testing.T) {
+	e := newTestEnv(t, func(c *Config) { c.CookieSecure = true })
+	resp := e.PostJSON("/auth/passkey/login/begin", "")
+	resp.Body.Close()
+	c := cookieOf(resp, "__Host-gatehouse_webauthn")
+	if c == nil || !c.Secure || c.Path != "/" || c.Domain != "" || !c.HttpOnly {
+		t.Fatalf("ceremony cookie %+v, want __Host-gatehouse_webauthn, Secure, Path=/, no Domain", c)
+	}
+	if plain := cookieOf(resp, "gatehouse_webauthn"); plain != nil {
+		t.Errorf("a ceremony cookie of the plain name too: %+v", plain)
+	}
+	planted := &http.Cookie{Name: "gatehouse_webauthn", Value: c.Value}
+	if code := e.ProblemCode(t, e.PostJSON("/auth/passkey/login/finish", `{"id":"x"}`, planted), http.StatusUnauthorized); code != "invalid_credential" {
+		t.Errorf("a ceremony cookie of the plain name: %q, want invalid_credential", code)
+	}
+}

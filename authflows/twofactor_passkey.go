@@ -16,7 +16,29 @@ import (
 // factor of a step. Each ceremony's challenge is kept by
 // secondfactor.Passkeys, bound to this browser by the ceremony cookie (MF4).
 
-const ceremonyCookieName = "gatehouse_webauthn"
+// With Secure cookies the ceremony cookie is a __Host- one (Path=/, no
+// Domain) that a sibling host cannot plant (CK1), which the proxy keeps
+// from the upstream (SS8); without, it is scoped to /auth/.
+const (
+	ceremonyCookieName       = "gatehouse_webauthn"
+	secureCeremonyCookieName = "__Host-" + ceremonyCookieName
+)
+
+// CeremonyCookieName is the passkey ceremony cookie's name, for the proxy
+// to strip: secure says whether cookies are Secure.
+func CeremonyCookieName(secure bool) string {
+	if secure {
+		return secureCeremonyCookieName
+	}
+	return ceremonyCookieName
+}
+
+func (h *twoFactorFlow) ceremonyCookieAt() (name, path string) {
+	if h.cfg.CookieSecure {
+		return secureCeremonyCookieName, "/"
+	}
+	return ceremonyCookieName, "/auth/"
+}
 
 var (
 	errInvalidCredential     = web.NewProblem(http.StatusUnauthorized, "invalid_credential", "The passkey was not accepted")
@@ -26,14 +48,16 @@ var (
 )
 
 func (h *twoFactorFlow) setCeremonyCookie(w http.ResponseWriter, value string) {
-	http.SetCookie(w, h.placeCookie(ceremonyCookieName, value, "/auth/", secondfactor.DefaultCeremonyTTL))
+	name, path := h.ceremonyCookieAt()
+	http.SetCookie(w, h.placeCookie(name, value, path, secondfactor.DefaultCeremonyTTL))
 }
 
 // takeCeremonyCookie reads the ceremony cookie and expires it: a ceremony
 // is finished once, whatever the outcome.
 func (h *twoFactorFlow) takeCeremonyCookie(w http.ResponseWriter, r *http.Request) string {
-	v := placeCookieValue(r, ceremonyCookieName)
-	http.SetCookie(w, h.placeCookie(ceremonyCookieName, "", "/auth/", -1))
+	name, path := h.ceremonyCookieAt()
+	v := placeCookieValue(r, name)
+	http.SetCookie(w, h.placeCookie(name, "", path, -1))
 	return v
 }
 

@@ -7,11 +7,11 @@ import (
 
 // SS8: with Secure cookies, Gatehouse's __Host- cookies other than the
 // session's (Path=/, so the browser sends them to the app too) are
-// stripped by the proxy: the OAuth transaction cookie and the
-// second-factor step cookie.
+// stripped by the proxy: the OAuth transaction cookie, the second-factor
+// step cookie and the passkey ceremony cookie.
 func TestOwnCookiesStripped(t *testing.T) {
 	got := ownCookies(Config{CookieSecure: true})
-	for _, name := range []string{"__Host-gatehouse_oauth", "__Host-gatehouse_2fa"} {
+	for _, name := range []string{"__Host-gatehouse_oauth", "__Host-gatehouse_2fa", "__Host-gatehouse_webauthn"} {
 		if !slices.Contains(got, name) {
 			t.Errorf("ownCookies = %q, want %s among them", got, name)
 		}

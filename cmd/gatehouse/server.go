@@ -714,7 +714,7 @@ func ownCookies(cfg Config) []string {
 	if !cfg.CookieSecure {
 		return nil
 	}
-	return []string{authflows.TransactionCookieName(true), authflows.StepCookieName(true)}
+	return []string{authflows.TransactionCookieName(true), authflows.StepCookieName(true), authflows.CeremonyCookieName(true)}
 }
 
 // startWarnings logs the configurations that start but cannot work as
