@@ -9,6 +9,6 @@
 // The flows never ask a provider's name; they hold *Provider values.
 //
 // Dependencies: provider → storage (the email syntax), authflows/seal (the
-// form of kept tokens). authflows (the OAuth flows) and cmd/gatehouse (the
+// form of kept tokens), proxy/idpclient (the bounded HTTP client). authflows (the OAuth flows) and cmd/gatehouse (the
 // provider flags) import it.
 package provider

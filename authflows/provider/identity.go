@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/seal"
+	"github.com/gatehouse-auth/gatehouse/proxy/idpclient"
 )
 
 // Identity is who the provider says the user is. Subject is the
@@ -160,9 +161,6 @@ func verifiedEmail(id *Identity, email string, verified bool) {
 	}
 }
 
-// maxProviderResponse caps what Gatehouse reads of a provider's answer.
-const maxProviderResponse = 1 << 20
-
 // apiCall is one GET to a provider's user API with the access token.
 type apiCall struct {
 	client      *http.Client
@@ -205,10 +203,10 @@ func (a apiCall) getJSON(ctx context.Context, step, target string, v any) (http.
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxProviderResponse))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, idpclient.MaxAnswer))
 		return resp.Header, providerError{fmt.Sprintf("%s: HTTP %d", step, resp.StatusCode), resp.StatusCode}
 	}
-	dec := json.NewDecoder(io.LimitReader(resp.Body, maxProviderResponse))
+	dec := json.NewDecoder(io.LimitReader(resp.Body, idpclient.MaxAnswer))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return resp.Header, providerError{msg: step + ": answer is not the expected JSON"}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/gatehouse-auth/gatehouse/proxy/idpclient"
 )
 
 // Config is one configured sign-in provider.
@@ -74,9 +76,6 @@ type providerSetup struct {
 	// authParams are extra parameters of the authorization request.
 	authParams map[string]string
 }
-
-// providerTimeout bounds each call to a provider (token exchange, user API).
-const providerTimeout = 10 * time.Second
 
 // Provider is a configured provider: its OAuth client and how it identifies
 // an account. It never holds a user's token.
@@ -164,7 +163,7 @@ func (p *Provider) AuthCodeURL(state, verifier, nonce string) string {
 // timeouts) for x/oauth2, and an overall deadline.
 func (p *Provider) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, p.client)
-	return context.WithTimeout(ctx, 2*providerTimeout)
+	return context.WithTimeout(ctx, 2*idpclient.Timeout)
 }
 
 // ErrCall marks a failed call to the provider (502 provider_error).

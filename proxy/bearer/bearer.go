@@ -7,7 +7,8 @@
 // 503) itself. Throttle counts the bad credentials of a client for the 429.
 //
 // Dependencies: bearer → storage (the token record, its hash, the email
-// syntax), proxy/policy (group names). Only proxy and cmd/gatehouse import
+// syntax), proxy/policy (group names), proxy/idpclient (the bounded HTTP
+// client). Only proxy and cmd/gatehouse import
 // it. The store interface it needs (TokenStore) is declared here.
 //
 // Nothing is read from a store or a provider for a credential of the wrong

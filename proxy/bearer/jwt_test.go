@@ -20,6 +20,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/gatehouse-auth/gatehouse/authflows/oauthtest"
+	"github.com/gatehouse-auth/gatehouse/proxy/idpclient"
 	"github.com/gatehouse-auth/gatehouse/proxy/web/webtest"
 )
 
@@ -442,7 +443,7 @@ func TestJWTKeySetUnavailable(t *testing.T) {
 	e := newJWTEnv(t, testAudience)
 	raw := sign(t, e.idp.Keypair, e.claims("s"))
 	e.idp.mu.Lock()
-	e.idp.jwksBody = []byte(`{"keys":[` + strings.Repeat(" ", MaxProviderAnswer) + `]}`)
+	e.idp.jwksBody = []byte(`{"keys":[` + strings.Repeat(" ", idpclient.MaxAnswer) + `]}`)
 	e.idp.mu.Unlock()
 	_, err := e.v.Verify(t.Context(), bearer(raw))
 	wantRefused(t, "key set over 1 MiB", err, ErrUnavailable, ReasonKeySet)
